@@ -1,0 +1,92 @@
+"""Verdict -> reward, and the group-level post-processing of the study's gym.
+
+    R = 0                                             if a hard gate failed (policy, compile, launch,
+                                                      isolation, timeout, crash)
+    R = w_c * c + w_s * s * [c = 1 and stable and not flagged] - churn
+
+    c = fraction of the hidden cases passed (strict 1e-4 tolerance)
+    v = speedup against the chosen baseline: eager, compile, or joint = min(v_eager, v_compile)
+        (joint never pays for being slower than eager: the study's lesson 6.1)
+    s = clip(log(v / v_lo) / log(v_hi / v_lo), 0, 1)  with v_lo = 0.75, v_hi = 4   (log scale)
+    churn = churn_per_submission * (submissions - 1), at most churn_max (multi-turn episodes)
+
+Group post-processing (`group_rewards`): when no answer of a group passes every case, each answer
+gets loose-tolerance (1e-2) partial credit w_loose * c_loose on top, which stays below the reward of
+any verified answer (w_c = 0.5 > 0.4 + 0.05). A reward is never negative.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from kgym.verify.verdict import HARD_GATES, Verdict
+
+BASELINES = ("eager", "compile", "joint")
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    baseline: str = "eager"
+    correctness_weight: float = 0.5
+    speed_weight: float = 0.5
+    speed_floor: float = 0.75  # speedup with zero speed credit
+    speed_cap: float = 4.0  # speedup with full speed credit
+    reward_flagged: bool = False  # speed credit for speedups > 10x (suspicious until reviewed)
+    loose_weight: float = 0.05
+    churn_per_submission: float = 0.05
+    churn_max: float = 0.15
+
+    def __post_init__(self) -> None:
+        if self.baseline not in BASELINES:
+            raise ValueError(f"baseline must be one of {BASELINES}, not {self.baseline!r}")
+        if not 0 < self.speed_floor < self.speed_cap:
+            raise ValueError("need 0 < speed_floor < speed_cap")
+
+
+def speedup_for(verdict: Verdict, baseline: str) -> float | None:
+    if baseline == "eager":
+        return verdict.speedup_eager
+    if baseline == "compile":
+        return verdict.speedup_compile
+    known = [v for v in (verdict.speedup_eager, verdict.speedup_compile) if v is not None]
+    return min(known) if len(known) == 2 else None
+
+
+def speed_score(v: float | None, cfg: RewardConfig) -> float:
+    if v is None or v <= 0:
+        return 0.0
+    s = math.log(v / cfg.speed_floor) / math.log(cfg.speed_cap / cfg.speed_floor)
+    return min(1.0, max(0.0, s))
+
+
+def churn_penalty(submissions: int, cfg: RewardConfig) -> float:
+    return min(cfg.churn_max, cfg.churn_per_submission * max(0, submissions - 1))
+
+
+def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: int = 1) -> float:
+    if verdict.error is not None or verdict.gate in HARD_GATES:
+        return 0.0
+    c = verdict.fraction_passed
+    speed_ok = (c == 1.0 and verdict.gate is None and (cfg.reward_flagged or not verdict.flagged))
+    s = speed_score(speedup_for(verdict, cfg.baseline), cfg) if speed_ok else 0.0
+    r = cfg.correctness_weight * c + cfg.speed_weight * s - churn_penalty(submissions, cfg)
+    return max(0.0, r)
+
+
+def loose_credit(verdict: Verdict, cfg: RewardConfig = RewardConfig()) -> float:
+    if verdict.error is not None or verdict.gate in HARD_GATES or not verdict.cases:
+        return 0.0
+    return cfg.loose_weight * sum(1 for c in verdict.cases if c.passed_loose) / len(verdict.cases)
+
+
+def group_rewards(verdicts: Sequence[Verdict], cfg: RewardConfig = RewardConfig(),
+                  submissions: Sequence[int] | None = None) -> list[float]:
+    """Rewards of a group of answers to one task, with loose partial credit when all of them fail."""
+    subs = submissions or [1] * len(verdicts)
+    base = [reward(v, cfg, n) for v, n in zip(verdicts, subs)]
+    if any(v.cases and v.fraction_passed == 1.0 and v.error is None and v.gate not in HARD_GATES
+           for v in verdicts):
+        return base
+    return [b + loose_credit(v, cfg) for b, v in zip(base, verdicts)]

@@ -1,0 +1,88 @@
+"""Gate 5's baselines: eager PyTorch and torch.compile(mode="max-autotune"), cached on disk.
+
+Measured in the trusted parent with the same protocol as the candidate (`kgym.verify.timing`), on
+the same device. The cache key is (reference hash, input shapes and dtypes, device name, torch and
+triton versions, baseline kind, protocol), so a candidate never pays for a baseline after the first
+one on a machine. Files are written to a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from typing import Any
+
+import torch
+
+from kgym.verify import timing
+from kgym.verify.verdict import Timing
+
+
+def default_cache_dir() -> str:
+    return os.environ.get("KGYM_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "kgym")
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    import platform
+
+    return f"cpu-{platform.machine()}-{os.cpu_count()}"
+
+
+def _shapes(inputs: list[Any]) -> list[Any]:
+    return [[list(x.shape), str(x.dtype)] if isinstance(x, torch.Tensor) else repr(x) for x in inputs]
+
+
+class BaselineCache:
+    def __init__(self, directory: str | None = None):
+        self.dir = os.path.join(directory or default_cache_dir(), "baselines")
+
+    def key(self, ref_sha: str, inputs: list[Any], device: torch.device, kind: str, protocol: dict) -> str:
+        import triton
+
+        blob = json.dumps({
+            "ref": ref_sha, "inputs": _shapes(inputs), "device": device_name(device), "kind": kind,
+            "torch": torch.__version__, "triton": triton.__version__, "protocol": protocol,
+        }, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def get(self, key: str) -> Timing | None:
+        try:
+            with open(os.path.join(self.dir, key + ".json")) as f:
+                d = json.load(f)
+            return Timing(**{**d, "cached": True})
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def put(self, key: str, t: Timing) -> None:
+        os.makedirs(self.dir, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump({k: v for k, v in t.__dict__.items() if k != "cached"}, f)
+        os.replace(tmp, os.path.join(self.dir, key + ".json"))
+
+
+def measure_model(model: torch.nn.Module, bases: list[Any], device: torch.device, *, runs: int,
+                  warmup: int, scale_seed: int, max_remeasure: int) -> Timing:
+    """Time a trusted module under gate 5's protocol, re-measuring (bounded) while unstable."""
+    inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in bases]
+    scales = timing.scales(runs, scale_seed)
+
+    def before_each(i: int) -> None:
+        timing.refresh(inputs, bases, scales[i] if i >= 0 else scales[0])
+
+    def fn() -> None:
+        with torch.no_grad():
+            model(*inputs)
+
+    best = None
+    for _ in range(1 + max_remeasure):
+        m = timing.measure(fn, device=device, runs=runs, warmup=warmup, before_each=before_each)
+        if best is None or m.spread_ms / m.median_ms < best.spread_ms / best.median_ms:
+            best = m
+        if m.stable:
+            break
+    return Timing(best.median_ms, best.spread_ms, runs, best.stable, best.clock)

@@ -1,0 +1,120 @@
+"""Gate 4's hidden cases and the comparison, both in the trusted parent.
+
+Five cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated and absolute value
+(transforms apply to floating-point tensors only). The seeds come from a secret the candidate's
+process never sees. Inputs are generated on the verification device (`with torch.device(...)`), so a
+6.4 GB input costs milliseconds, not the minute KernelBench spends on the CPU.
+
+Tolerance, per element: |out - ref| <= tol * |ref| + tol * min(1, mean|ref|), tol = 1e-4 for FP32:
+KernelBench's atol = rtol = 1e-4, with the absolute part scaled down for small outputs (the x0.01
+case) so a wrong answer cannot hide under it. NaN/Inf where the reference has none fails.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
+    ("nominal", lambda x: x),
+    ("x3", lambda x: x * 3.0),
+    ("x0.01", lambda x: x * 0.01),
+    ("negated", lambda x: -x),
+    ("abs", lambda x: x.abs()),
+)
+STRICT_TOL = 1e-4
+LOOSE_TOL = 1e-2
+# Tolerance for outputs that are not float32 (a reference in fp16/bf16 keeps its own precision).
+_DTYPE_TOL = {torch.float16: 1e-3, torch.bfloat16: 1e-2, torch.float64: 1e-7}
+
+
+def case_seed(secret: bytes, public_seed: int, case: str) -> int:
+    """A seed for one hidden case: derived from a secret, so the candidate cannot know it."""
+    digest = hmac.new(secret, f"{public_seed}:{case}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
+
+
+def make_inputs(get_inputs: Callable[[], list[Any]], seed: int, transform: Callable, device: torch.device
+                ) -> list[Any]:
+    torch.manual_seed(seed)
+    with torch.device(device):
+        raw = list(get_inputs())
+    out = []
+    for x in raw:
+        if isinstance(x, torch.Tensor):
+            x = x.to(device)
+            if x.is_floating_point():
+                x = transform(x).contiguous()
+        out.append(x)
+    return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    passed: bool
+    passed_loose: bool
+    max_abs_err: float | None
+    max_rel_err: float | None
+    note: str = ""
+
+
+def _tol_for(dtype: torch.dtype, strict: float) -> float:
+    return max(strict, _DTYPE_TOL.get(dtype, 0.0)) if dtype != torch.float64 else strict
+
+
+CHUNK = 1 << 26  # elements compared at a time: bounded extra memory for multi-GB outputs
+
+
+def compare(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
+    """Is `out` within tolerance of `ref`? Both are tensors of the same shape and dtype."""
+    if not ref.is_floating_point():
+        equal = torch.equal(out, ref)
+        return Comparison(equal, equal, None, None, "" if equal else "integer output differs")
+    o_all, r_all = out.reshape(-1), ref.reshape(-1)
+    n = r_all.numel()
+    if n == 0:
+        return Comparison(True, True, 0.0, 0.0)
+    abs_sum, finite_n = 0.0, 0
+    for i in range(0, n, CHUNK):
+        r = r_all[i:i + CHUNK].float()
+        fin = torch.isfinite(r)
+        abs_sum += float(r.abs().where(fin, 0).sum(dtype=torch.float64))
+        finite_n += int(fin.sum())
+    scale = min(1.0, abs_sum / finite_n) if finite_n else 1.0
+    strict = _tol_for(ref.dtype, STRICT_TOL)
+    loose_tol = max(LOOSE_TOL, strict)
+    max_abs = max_rel = 0.0
+    bad_strict = bad_loose = 0
+    first_bad: list[str] = []
+    for i in range(0, n, CHUNK):
+        o, r = o_all[i:i + CHUNK].float(), r_all[i:i + CHUNK].float()
+        fin = torch.isfinite(r)
+        if bool((fin & ~torch.isfinite(o)).any()):
+            k = int((fin & ~torch.isfinite(o)).sum())
+            return Comparison(False, False, math.inf, math.inf,
+                              f"{k} NaN/Inf values where the reference is finite")
+        if not bool(fin.all()):
+            same = (o == r) | (torch.isnan(o) & torch.isnan(r))
+            if bool((~fin & ~same).any()):
+                return Comparison(False, False, math.inf, math.inf, "NaN/Inf of the reference not reproduced")
+            o, r = o[fin], r[fin]
+        diff = (o - r).abs()
+        if diff.numel() == 0:
+            continue
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float((diff / r.abs().clamp_min(1e-12)).max()))
+        bad = diff > strict * r.abs() + strict * scale
+        bad_strict += int(bad.sum())
+        bad_loose += int((diff > loose_tol * r.abs() + loose_tol * scale).sum())
+        if bad.any() and len(first_bad) < 3:
+            for j in torch.nonzero(bad).flatten()[: 3 - len(first_bad)].tolist():
+                first_bad.append(f"[{i + j}] got {float(o[j]):.6g} want {float(r[j]):.6g}")
+    note = ""
+    if bad_strict:
+        note = f"{bad_strict} of {n} values out of tolerance (flat index: {', '.join(first_bad)})"
+    return Comparison(bad_strict == 0, bad_loose == 0, max_abs, max_rel, note)

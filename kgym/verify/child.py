@@ -1,0 +1,353 @@
+"""The candidate's process: loads one candidate, runs the forwards and timings the parent asks for.
+
+Started by `kgym.verify.sandbox` as `python -m kgym.verify.child` in a private temp dir with a
+scrubbed environment and a socket as its only inherited descriptor. It warms up (torch, Triton's
+compiler, the device, the profiler), says `ready`, then serves commands:
+  load     write the candidate to candidate.py, arm the tripwires, import it, build ModelNew
+  forward  run one forward on buffers the parent lent, under the guard (and the profiler), copy the
+           output into the parent's output buffer, report launches and violations
+  time     time forwards under gate 5's protocol, the guard switched on for a secret subset of runs
+  exit
+Everything this process reports is treated by the parent as a claim of a possibly hostile process:
+only rejections and measured values are read from it; correctness is decided in the parent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import resource
+import socket
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+import torch
+
+from kgym.verify import timing
+from kgym.verify.audit import AuditTripwire
+from kgym.verify.guard import ComputeGuard, forbidden_profiled_ops
+from kgym.verify.launches import LaunchCounter, device_kernel_names
+from kgym.verify.shared import open_handle
+from kgym.verify.wire import recv_command, send_reply
+
+MAX_TEXT = 4000
+
+
+def _tail(text: str, n: int = MAX_TEXT) -> str:
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+def _error_kind(exc: BaseException) -> str:
+    """Errors raised from inside Triton are compile errors; the guard's are isolation; others crash."""
+    from kgym.verify.guard import IsolationViolation
+
+    if isinstance(exc, IsolationViolation):
+        return "isolation"
+    if isinstance(exc, PermissionError) and "kgym sandbox" in str(exc):
+        return "policy"
+    tb = exc.__traceback__
+    module = type(exc).__module__ or ""
+    if module.startswith("triton"):
+        return "compile"
+    while tb is not None:
+        if "/triton/compiler/" in tb.tb_frame.f_code.co_filename:
+            return "compile"
+        tb = tb.tb_next
+    return "crash"
+
+
+class Child:
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.device = torch.device(os.environ.get("KGYM_DEVICE", "cpu"))
+        self.workdir = os.getcwd()
+        self.model: torch.nn.Module | None = None
+        self.hybrid = False
+        self.counter = LaunchCounter()
+        self.audit: AuditTripwire | None = None
+        self.guard: ComputeGuard | None = None
+        self.snapshot: dict[str, Any] = {}
+        self.threads_at_load = 0
+
+    # --- start-up -------------------------------------------------------------------------
+    def warm_up(self) -> float:
+        t0 = time.perf_counter()
+        sys.path.insert(0, os.path.dirname(__file__))
+        import warmup_kernel  # noqa: E402 - a file of our own, so Triton can read its source
+
+        x = torch.zeros(1000, device=self.device)
+        warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        with torch.profiler.profile(activities=self._activities()):
+            warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
+        sys.path.remove(os.path.dirname(__file__))
+        return time.perf_counter() - t0
+
+    def _activities(self) -> list:
+        acts = [torch.profiler.ProfilerActivity.CPU]
+        if self.device.type == "cuda":
+            acts.append(torch.profiler.ProfilerActivity.CUDA)
+        return acts
+
+    def _limit_memory(self, limit_bytes: int) -> None:
+        if limit_bytes <= 0:
+            return
+        if self.device.type == "cuda":
+            total = torch.cuda.get_device_properties(self.device).total_memory
+            torch.cuda.set_per_process_memory_fraction(min(1.0, limit_bytes / total), self.device)
+        else:
+            with open("/proc/self/statm") as f:
+                vm = int(f.read().split()[0]) * resource.getpagesize()
+            cap = vm + limit_bytes
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    def _take_snapshot(self) -> None:
+        self.snapshot = _critical_objects()
+
+    def _tampering(self) -> list[str]:
+        now = _critical_objects()
+        found = [f"{k} was replaced" for k, v in now.items() if self.snapshot.get(k) is not v]
+        if not self.counter.intact():
+            found.append("Triton's launch hook was removed")
+        if threading.active_count() > self.threads_at_load:
+            found.append("the candidate started a thread")
+        return found
+
+    # --- commands ---------------------------------------------------------------------------
+    def load(self, msg: dict[str, Any]) -> dict[str, Any]:
+        path = os.path.join(self.workdir, "candidate.py")
+        with open(path, "w") as f:
+            f.write(msg["source"])
+        self.hybrid = bool(msg.get("hybrid", False))
+        self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
+        self.counter.install()
+        self._take_snapshot()
+        self.threads_at_load = threading.active_count()
+        self.audit = AuditTripwire(path, self.workdir)
+        self.audit.install()
+        try:
+            spec = importlib.util.spec_from_file_location("candidate", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["candidate"] = module
+            spec.loader.exec_module(module)
+            model_cls = getattr(module, "ModelNew", None)
+            if model_cls is None:
+                return {"op": "error", "gate": "compile", "reason": "the candidate defines no ModelNew"}
+            torch.manual_seed(int(msg["seed"]))
+            model = model_cls(*msg["init_inputs"])
+            if not isinstance(model, torch.nn.Module):
+                return {"op": "error", "gate": "compile", "reason": "ModelNew is not a torch.nn.Module"}
+            self.model = model.to(self.device)
+        except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
+            return self._error_reply(e, default_gate="compile")
+        problems = self._violations()
+        if problems:
+            return {"op": "error", **problems}
+        return {"op": "loaded"}
+
+    def _violations(self) -> dict[str, Any] | None:
+        """The tripwires' verdict so far: None, or the gate and reason to fail."""
+        if self.audit is not None and self.audit.violations:
+            return {"gate": "policy", "reason": "sandbox: " + "; ".join(self.audit.violations[:5])}
+        if self.guard is not None and self.guard.violations:
+            return {"gate": "isolation", "reason": "PyTorch computed in forward(): "
+                    + ", ".join(dict.fromkeys(self.guard.violations))}
+        tamper = self._tampering()
+        if tamper:
+            return {"gate": "isolation", "reason": "tampering: " + "; ".join(tamper)}
+        return None
+
+    def _error_reply(self, exc: BaseException, default_gate: str) -> dict[str, Any]:
+        problems = self._violations()
+        if problems:
+            return {"op": "error", **problems}
+        kind = _error_kind(exc)
+        if kind == "crash" and default_gate == "compile":
+            kind = "compile"
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return {"op": "error", "gate": kind, "reason": _tail(text)}
+
+    def _call(self, inputs: list[Any], guarded: bool) -> Any:
+        if not guarded:
+            with torch.no_grad():
+                return self.model(*inputs)
+        with torch.no_grad(), self.guard:
+            out = self.model(*inputs)
+            if not self.guard.stack_intact():
+                self.guard.violations.append("the dispatch guard was removed from the mode stack")
+        return out
+
+    def _check_output(self, out: Any, inputs: list[Any], expect: torch.Tensor) -> tuple[dict, str | None]:
+        """Type, device, aliasing, shape and dtype of what forward returned."""
+        if type(out) is not torch.Tensor:  # noqa: E721 - subclasses (lazy tensors) are refused
+            return {"type": type(out).__name__}, (f"forward() returned {type(out).__name__}, "
+                                                  "not a plain torch.Tensor")
+        meta = {"type": "Tensor", "shape": list(out.shape), "dtype": str(out.dtype).removeprefix("torch."),
+                "device": str(out.device)}
+        if out.device.type != self.device.type:
+            return meta, f"output is on {out.device}, expected {self.device.type}"
+        if out.is_sparse or out.layout != torch.strided:
+            return meta, "output is not a dense strided tensor"
+        out_ptr = out.untyped_storage().data_ptr()
+        out_end = out_ptr + out.untyped_storage().nbytes()
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                s = x.untyped_storage()
+                if out_ptr < s.data_ptr() + s.nbytes() and s.data_ptr() < out_end:
+                    return meta, "output shares storage with an input (return a new tensor)"
+        if tuple(out.shape) != tuple(expect.shape):
+            return meta, f"output shape {tuple(out.shape)} != expected {tuple(expect.shape)}"
+        if out.dtype != expect.dtype:
+            return meta, f"output dtype {out.dtype} != expected {expect.dtype}"
+        return meta, None
+
+    def forward(self, msg: dict[str, Any]) -> dict[str, Any]:
+        inputs = [open_handle(x) if _is_handle(x) else x for x in msg["inputs"]]
+        expect = open_handle(msg["output"])
+        self.guard = self.guard or ComputeGuard(self.hybrid)
+        self.counter.reset()
+        reply: dict[str, Any] = {"op": "forward_done"}
+        prof = None
+        try:
+            if msg.get("profile"):
+                prof = torch.profiler.profile(activities=self._activities())
+                with prof:
+                    out = self._call(inputs, guarded=True)
+                    if self.device.type == "cuda":
+                        torch.cuda.synchronize(self.device)
+            else:
+                out = self._call(inputs, guarded=True)
+        except BaseException as e:  # noqa: BLE001
+            return self._error_reply(e, default_gate="crash")
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        reply["launches"] = self.counter.launches
+        reply["kernels"] = sorted(set(self.counter.kernels))
+        if prof is not None:
+            events = prof.events()
+            forbidden, library = forbidden_profiled_ops(events, self.hybrid)
+            if forbidden:
+                self.guard.violations.extend(f"{name} (seen by the profiler)" for name in forbidden)
+            reply["library_calls"] = library
+            if self.device.type == "cuda":
+                reply["device_kernels"] = sorted(set(device_kernel_names(events)))
+        else:
+            reply["library_calls"] = len(self.guard.library_calls)
+        self.guard.library_calls.clear()
+        problems = self._violations()
+        if problems:
+            return {"op": "error", **problems}
+        meta, problem = self._check_output(out, inputs, expect)
+        reply["out"] = meta
+        if problem is not None:
+            reply["problem"] = problem
+            gate = "isolation" if ("plain" in problem or "shares storage" in problem
+                                   or "dense" in problem) else "correctness"
+            reply["problem_gate"] = gate
+        else:
+            expect.copy_(out)
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+        nbytes = out.numel() * out.element_size() if isinstance(out, torch.Tensor) else 0
+        del out
+        _poison(self.device, nbytes)
+        return reply
+
+    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
+        inputs = [open_handle(x) if _is_handle(x) else x for x in msg["inputs"]]
+        bases = [open_handle(x) if _is_handle(x) else x for x in msg["bases"]]
+        expect = open_handle(msg["output"])
+        scales: list[float] = msg["scales"]
+        guarded_runs = set(msg["guarded_runs"])
+        calib = timing.measure(lambda: None, device=self.device, runs=20, warmup=2)
+        last: list[Any] = [None]
+        state = {"i": 0}
+
+        def before_each(i: int) -> None:
+            state["i"] = i
+            timing.refresh(inputs, bases, scales[i] if i >= 0 else scales[0])
+
+        def fn() -> None:
+            last[0] = self._call(inputs, guarded=state["i"] < 0 or state["i"] in guarded_runs)
+
+        try:
+            m = timing.measure(fn, device=self.device, runs=len(scales), warmup=int(msg["warmup"]),
+                               before_each=before_each)
+        except BaseException as e:  # noqa: BLE001
+            return self._error_reply(e, default_gate="crash")
+        problems = self._violations()
+        if problems:
+            return {"op": "error", **problems}
+        meta, problem = self._check_output(last[0], inputs, expect)
+        if problem is None:
+            expect.copy_(last[0])
+        keep = [k for k in range(len(scales)) if k not in guarded_runs]
+        return {"op": "timed", "times_ms": [m.times_ms[k] for k in keep],
+                "wall_ms": [m.wall_ms[k] for k in keep], "clock": m.clock,
+                "calib_hidden_ms": calib.hidden_ms, "out": meta, "problem": problem}
+
+    def serve(self) -> None:
+        send_reply(self.sock, {"op": "ready", "pid": os.getpid(), "warm_s": self.warm_up()})
+        handlers = {"load": self.load, "forward": self.forward, "time": self.time}
+        while True:
+            msg = recv_command(self.sock)
+            if msg["op"] == "exit":
+                return
+            send_reply(self.sock, handlers[msg["op"]](msg))
+
+
+def _critical_objects() -> dict[str, Any]:
+    """What the harness relies on; a candidate that replaces any of these is tampering."""
+    from triton.runtime.jit import JITFunction
+
+    return {
+        "torch.cuda.Event": torch.cuda.Event,
+        "torch.cuda.Event.record": torch.cuda.Event.record,
+        "torch.cuda.Event.elapsed_time": torch.cuda.Event.elapsed_time,
+        "torch.cuda.synchronize": torch.cuda.synchronize,
+        "time.perf_counter": time.perf_counter,
+        "time.perf_counter_ns": time.perf_counter_ns,
+        "timing.measure": timing.measure,
+        "timing._record": timing._record,
+        "timing._elapsed_time": timing._elapsed_time,
+        "timing._perf_counter_ns": timing._perf_counter_ns,
+        "timing._synchronize": timing._synchronize,
+        "torch.Tensor.copy_": torch.Tensor.copy_,
+        "torch.nn.Module.__call__": torch.nn.Module.__call__,
+        "JITFunction.__getitem__": JITFunction.__getitem__,
+    }
+
+
+def _is_handle(x: Any) -> bool:
+    from kgym.verify.shared import SharedHandle
+
+    return isinstance(x, SharedHandle)
+
+
+def _poison(device: torch.device, nbytes: int) -> None:
+    """Fill the memory the last output held with NaN so a later torch.empty cannot find an answer."""
+    if nbytes <= 0:
+        return
+    try:
+        t = torch.empty(nbytes // 4 or 1, dtype=torch.float32, device=device)
+        t.fill_(float("nan"))
+        del t
+    except RuntimeError:
+        pass
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(os.environ["KGYM_CHILD_FD"]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    Child(sock).serve()
+    sock.close()
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

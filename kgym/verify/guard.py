@@ -1,0 +1,137 @@
+"""Gate 3, compute isolation, in the candidate's process: PyTorch may not do arithmetic in forward().
+
+Two independent layers, both tripwires (they can only reject):
+- `ComputeGuard`, a dispatch-level mode active during every forward: allocation, views, copies and
+  fills pass; any other aten op is recorded and refused. On hybrid tasks exactly one library call
+  (mm / addmm / bmm / convolution) is allowed.
+- `profiled_ops`: the names of the aten ops that torch's profiler recorded during a forward. The
+  profiler hooks the dispatcher in C++, below any Python dispatch mode, so disabling or popping the
+  mode (the study's v8 hole) does not hide an op from it.
+`stack_intact` says whether the guard is still where it was put on the mode stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+
+# aten ops (overload packets) that move or lay out memory without computing on values.
+ALLOWED_OPS = frozenset({
+    # allocation
+    "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like",
+    "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full", "empty_permuted",
+    # fills
+    "fill_", "zero_", "fill",
+    # copies (dtype casts included: precision is judged by the hidden cases)
+    "copy_", "clone", "_to_copy", "to", "contiguous", "lift_fresh", "lift_fresh_copy", "_copy_from",
+    "_copy_from_and_resize", "copy",
+    # views and layout
+    "view", "_unsafe_view", "reshape", "as_strided", "expand", "permute", "transpose", "t", "squeeze",
+    "unsqueeze", "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind",
+    "flatten", "unflatten", "alias", "detach", "resolve_conj", "resolve_neg", "view_as", "expand_as",
+    "set_", "_reshape_alias", "movedim", "swapaxes", "unfold", "diagonal", "_nested_tensor_size",
+    "_has_compatible_shallow_copy_type", "is_same_size", "size", "stride", "storage_offset",
+    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "dim", "numel", "is_contiguous",
+    "record_stream",
+})
+
+# The one library call a hybrid task may make (cuBLAS GEMM or cuDNN convolution).
+LIBRARY_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "convolution", "_convolution",
+                         "cudnn_convolution", "mkldnn_convolution", "convolution_overrideable"})
+
+
+def op_name(func: Any) -> str:
+    """'aten::relu.default' -> 'relu' (the overload packet)."""
+    name = func.name() if hasattr(func, "name") else str(func)
+    return name.split("::", 1)[-1].split(".", 1)[0]
+
+
+class IsolationViolation(RuntimeError):
+    """Raised into the candidate when PyTorch is asked to compute during forward()."""
+
+
+class ComputeGuard(TorchDispatchMode):
+    def __init__(self, hybrid: bool):
+        super().__init__()
+        self.hybrid = hybrid
+        self.violations: list[str] = []
+        self.library_calls: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = op_name(func)
+        namespace = func.namespace if hasattr(func, "namespace") else "aten"
+        if namespace in ("aten", "prim") and name in ALLOWED_OPS:
+            return func(*args, **(kwargs or {}))
+        if self.hybrid and namespace == "aten" and name in LIBRARY_OPS:
+            self.library_calls.append(name)
+            if len(self.library_calls) == 1:
+                return func(*args, **(kwargs or {}))
+            self.violations.append(f"{namespace}::{name} (a second library call; hybrid tasks allow one)")
+        else:
+            self.violations.append(f"{namespace}::{name}")
+        raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed "
+                                 "in forward(); write it as a Triton kernel")
+
+    def stack_intact(self) -> bool:
+        """After forward: is this guard still the innermost mode, and the only one?"""
+        stack = _get_current_dispatch_mode_stack()
+        return len(stack) == 1 and stack[0] is self
+
+
+# Composite ops the profiler records above the ops they decompose into: judged by their children.
+COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "einsum", "dropout",
+                           "feature_dropout", "alpha_dropout"})
+
+
+def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[str], int]:
+    """Aten ops in a profile of one forward that compute. Returns (forbidden op names, library calls).
+
+    Walks each top-level aten op: allowed ops pass, one library call passes on hybrid tasks (with
+    everything nested in it), composite ops are judged by the ops they decompose into."""
+    forbidden: list[str] = []
+    library = 0
+
+    def judge(evt: Any) -> None:
+        nonlocal library
+        op = evt.name.split("::", 1)[1]
+        if op in ALLOWED_OPS:
+            return
+        if hybrid and op in LIBRARY_OPS:
+            library += 1
+            if library > 1:
+                forbidden.append(evt.name + " (second library call)")
+            return
+        children = [c for c in evt.cpu_children if c.name.startswith("aten::")]
+        if op in COMPOSITE_OPS and children:
+            for c in children:
+                judge(c)
+            return
+        forbidden.append(evt.name)
+
+    for evt in events:
+        if not evt.name.startswith("aten::"):
+            continue
+        parent = evt.cpu_parent
+        while parent is not None and not parent.name.startswith("aten::"):
+            parent = parent.cpu_parent
+        if parent is None:
+            judge(evt)
+    return forbidden, library
+
+
+def _demo() -> None:  # pragma: no cover - manual check
+    g = ComputeGuard(hybrid=False)
+    with g:
+        x = torch.empty(4)
+        x.fill_(1.0)
+        try:
+            torch.relu(x)
+        except IsolationViolation as e:
+            print("refused:", e)
+    print(g.violations)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _demo()

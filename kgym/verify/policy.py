@@ -1,0 +1,215 @@
+"""Gate 1, the static policy: an AST allow-list over the candidate's source.
+
+A cheap first filter that tells the model, with line numbers, why its answer was rejected. It is not
+the defence: the runtime tripwires of the child process (`kgym.verify.guard`) and the comparison in
+the trusted parent are. What it does:
+- imports: only the modules in ALLOWED_IMPORTS (torch, torch.nn, triton, triton.language, math, ...);
+- names: no eval/exec/compile/open/__import__/globals/..., no getattr/setattr with a computed name;
+- attributes: no dunders but `__init__`, no private (`_x`) attribute except on `self`, none of the
+  escape hatches in BANNED_ATTRIBUTES (torch.ops, torch.compile, .numpy(), timers, module handles);
+- no assignment to attributes of imported modules (monkeypatching timers, Triton, torch);
+- `ModelNew` must exist and must not subclass the reference `Model`.
+Copies of the reference's helpers (`Model`, `get_inputs`, `get_init_inputs`) are stripped, not
+punished: the study's v3 lesson.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+ALLOWED_IMPORTS = (
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "triton",
+    "triton.language",
+    "triton.language.extra",  # and its submodules: libdevice for erf, tanh, ...
+    "math",
+    "typing",
+    "__future__",
+)
+
+BANNED_NAMES = {
+    "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "breakpoint",
+    "input", "exit", "quit", "help", "memoryview", "__builtins__", "__loader__", "__spec__",
+    "delattr", "setattr",
+}
+
+# Attribute names that reach private machinery, other processes, raw memory, timers or the guard.
+BANNED_ATTRIBUTES = {
+    # torch internals and code generators
+    "ops", "compile", "fx", "export", "library", "cpp_extension", "load_inline", "hub",
+    "package", "multiprocessing", "distributed", "profiler", "autograd", "backends", "utils",
+    "overrides", "memory", "set_per_process_memory_fraction", "empty_cache", "dispatch",
+    # triton internals
+    "runtime", "compiler", "testing", "knobs", "driver", "interpreter",
+    # module handles reachable as attributes (torch.serialization.os, ...)
+    "sys", "os", "subprocess", "ctypes", "gc", "inspect", "importlib", "builtins", "socket",
+    "threading", "modules", "signal", "shutil", "pathlib", "io",
+    # leaving the dispatcher: raw memory and other array libraries
+    "numpy", "tolist", "item", "from_numpy", "frombuffer", "from_file", "from_dlpack", "to_dlpack",
+    "untyped_storage", "storage", "set_", "share_memory_",
+    # timers and synchronisation: forging the timing gate
+    "perf_counter", "perf_counter_ns", "time", "monotonic", "Event", "elapsed_time", "synchronize",
+    "Stream", "current_stream", "stream", "set_stream", "default_stream",
+    # frames and code objects
+    "f_back", "f_globals", "f_locals", "gi_frame", "cr_frame", "tb_frame", "co_code",
+}
+
+ALLOWED_DUNDERS = {"__init__"}
+
+REFERENCE_HELPERS = ("Model", "get_inputs", "get_init_inputs")
+
+
+@dataclass(frozen=True)
+class PolicyViolation:
+    line: int
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class PolicyResult:
+    ok: bool
+    violations: tuple[PolicyViolation, ...]
+    source: str  # the source to run: reference helpers stripped
+    stripped: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(str(v) for v in self.violations)
+
+
+def import_allowed(module: str) -> bool:
+    return any(module == a or (a == "triton.language.extra" and module.startswith(a + "."))
+               for a in ALLOWED_IMPORTS)
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.violations: list[PolicyViolation] = []
+        self.module_names: set[str] = set()  # names bound to imported modules
+
+    def flag(self, node: ast.AST, rule: str, message: str) -> None:
+        self.violations.append(PolicyViolation(getattr(node, "lineno", 0), rule, message))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if not import_allowed(alias.name):
+                self.flag(node, "import", f"import of {alias.name!r} is not allowed "
+                          f"(allowed: {', '.join(ALLOWED_IMPORTS[:-1])})")
+            self.module_names.add((alias.asname or alias.name).split(".")[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level:
+            self.flag(node, "import", "relative imports are not allowed")
+        for alias in node.names:
+            full = f"{module}.{alias.name}"
+            if alias.name == "*":
+                self.flag(node, "import", f"'from {module} import *' is not allowed")
+            elif not (import_allowed(module) and (import_allowed(full) or not _is_module_like(alias.name))):
+                self.flag(node, "import", f"import of {full!r} is not allowed "
+                          f"(allowed: {', '.join(ALLOWED_IMPORTS[:-1])})")
+            if alias.name.startswith("_") and module != "__future__":
+                self.flag(node, "private", f"import of private name {full!r}")
+            elif alias.name in BANNED_ATTRIBUTES or alias.name in BANNED_NAMES:
+                self.flag(node, "attribute", f"import of {full!r} is not allowed")
+            if import_allowed(full):
+                self.module_names.add(alias.asname or alias.name)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in BANNED_NAMES:
+            self.flag(node, "name", f"use of {node.id!r} is not allowed")
+        elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ("__name__",):
+            self.flag(node, "dunder", f"use of {node.id!r} is not allowed")
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._check_attr_name(node, node.attr, node.value)
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and _root_name(node) in self.module_names:
+            self.flag(node, "monkeypatch", f"assigning to {ast.unparse(node)!r} (an attribute of an "
+                      "imported module) is not allowed")
+        self.generic_visit(node)
+
+    def _check_attr_name(self, node: ast.AST, attr: str, base: ast.AST) -> None:
+        if attr.startswith("__") and attr.endswith("__"):
+            if attr not in ALLOWED_DUNDERS:
+                self.flag(node, "dunder", f"dunder attribute {attr!r} is not allowed")
+        elif attr.startswith("_"):
+            if not (isinstance(base, ast.Name) and base.id == "self"):
+                self.flag(node, "private", f"private attribute {attr!r} is not allowed "
+                          "(torch._C, torch._dynamo and friends are off limits)")
+        elif attr in BANNED_ATTRIBUTES:
+            self.flag(node, "attribute", f"attribute {attr!r} is not allowed")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr"):
+            name = node.args[1] if len(node.args) > 1 else None
+            if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
+                self.flag(node, "getattr", f"{func.id}() with a computed attribute name is not allowed")
+            else:
+                base = node.args[0]
+                self._check_attr_name(node, name.value, base)
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.flag(node, "global", "'global' statements are not allowed (state must live on the module)")
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self.flag(node, "global", "'nonlocal' statements are not allowed")
+
+
+def _is_module_like(name: str) -> bool:
+    """`from torch import nn` imports a module; `from torch import empty` a function."""
+    return name in {"nn", "functional", "language", "extra", "libdevice", "runtime", "compiler",
+                    "testing", "utils", "ops", "jit", "fx", "library", "backends", "autograd"}
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _strip_helpers(source: str, tree: ast.Module) -> tuple[str, ast.Module, tuple[str, ...]]:
+    """Blank out top-level copies of the reference helpers, keeping every other line number."""
+    lines = source.splitlines()
+    kept, stripped = [], []
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef)) and stmt.name in REFERENCE_HELPERS:
+            stripped.append(stmt.name)
+            first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
+            for i in range(first - 1, stmt.end_lineno or stmt.lineno):
+                lines[i] = ""
+            continue
+        kept.append(stmt)
+    tree.body = kept
+    return "\n".join(lines) + "\n", tree, tuple(stripped)
+
+
+def check_source(source: str) -> PolicyResult:
+    """Run the static policy over a candidate; returns the (stripped) source to load if it passes."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as e:
+        v = PolicyViolation(e.lineno or 0, "syntax", f"syntax error: {e.msg}")
+        return PolicyResult(False, (v,), source, ())
+    source, tree, stripped = _strip_helpers(source, tree)
+    checker = _Checker()
+    checker.visit(tree)
+    model_new = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == "ModelNew"]
+    if not model_new:
+        checker.flag(tree, "structure", "no top-level 'class ModelNew' found")
+    for cls in model_new:
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id == "Model":
+                checker.flag(cls, "subclass", "ModelNew subclasses the reference Model: "
+                             "write the computation in Triton instead")
+    violations = tuple(sorted(checker.violations, key=lambda v: v.line))
+    return PolicyResult(not violations, violations, source, stripped)

@@ -1,0 +1,165 @@
+"""The parent's side of the sandbox: fresh candidate processes, a pre-warmed spare, hard deadlines.
+
+Each candidate gets its own process (`kgym.verify.child`), started in its own session (so the whole
+process group can be killed), in a private temp dir as its cwd, with a scrubbed environment, no
+inherited descriptors but one socket, stdout/stderr to files. One spare is kept started and warm
+(torch and Triton imported, device and profiler initialised) so that cost is paid ahead of time.
+A hang, a crash or a malformed reply raises `ChildFailure`, which the verifier turns into a
+`timeout` or `crash` verdict; the process is then killed and never reused.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from kgym.verify.wire import WireError, recv_reply, send_command
+
+_KGYM_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# Environment variables a child keeps (device selection, compilers, libraries); everything else goes.
+_KEEP_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
+             "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
+             "CC", "LANG", "LC_ALL", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+             "NVSHMEM_DISABLE_NVLS")
+
+
+class ChildFailure(Exception):
+    """The candidate's process hung (kind='timeout') or died / misbehaved (kind='crash')."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+class CandidateProcess:
+    def __init__(self, device: str, *, threads: int | None = None):
+        self.device = device
+        self.workdir = tempfile.mkdtemp(prefix="kgym-cand-")
+        os.chmod(self.workdir, 0o700)
+        parent_sock, child_sock = socket.socketpair()
+        env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
+        env.update({
+            "HOME": self.workdir,
+            "TMPDIR": self.workdir,
+            "TRITON_CACHE_DIR": os.path.join(self.workdir, "triton-cache"),
+            "PYTHONPATH": os.pathsep.join([_KGYM_ROOT] + [p for p in sys.path if p and os.path.isdir(p)]),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "KGYM_CHILD_FD": str(child_sock.fileno()),
+            "KGYM_DEVICE": device,
+        })
+        if device == "cpu":
+            env["TRITON_INTERPRET"] = "1"
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        if threads:
+            env["OMP_NUM_THREADS"] = str(threads)
+        self.stdout_path = os.path.join(self.workdir, "stdout.txt")
+        self.stderr_path = os.path.join(self.workdir, "stderr.txt")
+        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", "kgym.verify.child"],
+                cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                close_fds=True, pass_fds=(child_sock.fileno(),), start_new_session=True)
+        child_sock.close()
+        self.sock = parent_sock
+        self.started = time.monotonic()
+        self.ready_info: dict[str, Any] | None = None
+
+    def _recv(self, timeout: float) -> dict[str, Any]:
+        sel = selectors.DefaultSelector()
+        sel.register(self.sock, selectors.EVENT_READ)
+        try:
+            if not sel.select(timeout):
+                raise ChildFailure("timeout", f"no answer from the candidate's process within {timeout:.0f} s")
+        finally:
+            sel.close()
+        self.sock.settimeout(max(timeout, 1.0))
+        try:
+            return recv_reply(self.sock)
+        except (WireError, OSError) as e:
+            raise ChildFailure("crash", self._death_note(str(e))) from None
+
+    def _death_note(self, what: str) -> str:
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is None:
+            head = f"the candidate's process broke the protocol ({what})"
+        elif code < 0:
+            head = f"the candidate's process was killed by signal {signal.Signals(-code).name}"
+        else:
+            head = f"the candidate's process exited with code {code} before answering"
+        tail = self.stderr_tail()
+        return head + (f"; stderr:\n{tail}" if tail.strip() else "")
+
+    def stderr_tail(self, n: int = 3000) -> str:
+        try:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - n))
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def wait_ready(self, timeout: float) -> dict[str, Any]:
+        if self.ready_info is None:
+            msg = self._recv(timeout)
+            if msg.get("op") != "ready":
+                raise ChildFailure("crash", f"unexpected first message {str(msg)[:200]}")
+            self.ready_info = msg
+        return self.ready_info
+
+    def request(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
+        try:
+            send_command(self.sock, msg)
+        except OSError as e:
+            raise ChildFailure("crash", self._death_note(str(e))) from None
+        return self._recv(timeout)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.sock.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class Sandbox:
+    """Hands out fresh candidate processes for one device, keeping one warm spare when asked to."""
+
+    def __init__(self, device: str, *, spare: bool = True, start_timeout_s: float = 300.0):
+        self.device = device
+        self.keep_spare = spare
+        self.start_timeout_s = start_timeout_s
+        self._spare: CandidateProcess | None = CandidateProcess(device) if spare else None
+
+    def acquire(self) -> CandidateProcess:
+        """A started process, not yet ready-checked (the caller waits for `ready` with a deadline)."""
+        proc = self._spare if self._spare is not None else CandidateProcess(self.device)
+        self._spare = CandidateProcess(self.device) if self.keep_spare else None
+        return proc
+
+    def close(self) -> None:
+        if self._spare is not None:
+            self._spare.kill()
+            self._spare = None
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,93 @@
+"""Tensors the trusted parent lends to the candidate's process without copying them through a pipe.
+
+The parent always allocates: input clones and the output buffer live in memory the parent owns, so
+the child never names a buffer for the parent to open (a hostile child could otherwise point the
+parent at memory of its choosing). On CPU the buffer is a file in a private folder under /dev/shm,
+mapped by both processes; on CUDA it is a CUDA IPC handle of a parent allocation.
+
+A handle is plain data pickled parent -> child only; nothing from the child is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class SharedHandle:
+    device: str
+    dtype: str  # e.g. "float32"
+    shape: tuple[int, ...]
+    path: str | None = None  # CPU: the mapped file
+    nbytes: int = 0
+    cuda_args: tuple[Any, ...] | None = None  # CUDA: arguments of torch's rebuild_cuda_tensor
+
+
+def dtype_from_name(name: str) -> torch.dtype:
+    dt = getattr(torch, name, None)
+    if not isinstance(dt, torch.dtype):
+        raise ValueError(f"not a torch dtype: {name!r}")
+    return dt
+
+
+class SharedArena:
+    """Owns the parent's shared buffers for one candidate; `close()` releases them all."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.dir = tempfile.mkdtemp(prefix="kgym-shm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+        os.chmod(self.dir, 0o700)
+        self._alive: list[torch.Tensor] = []
+
+    def empty(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, SharedHandle]:
+        """A new contiguous buffer that both processes can see."""
+        name = str(dtype).removeprefix("torch.")
+        numel = 1
+        for s in shape:
+            numel *= s
+        if self.device.type == "cuda":
+            t = torch.empty(shape, dtype=dtype, device=self.device)
+            from torch.multiprocessing.reductions import reduce_tensor
+
+            _, args = reduce_tensor(t)
+            handle = SharedHandle("cuda", name, tuple(shape), cuda_args=tuple(args))
+        else:
+            nbytes = max(numel * dtype.itemsize, 1)
+            path = os.path.join(self.dir, f"t{next(_counter)}")
+            raw = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
+            t = raw[: numel * dtype.itemsize].view(dtype).view(shape)
+            handle = SharedHandle("cpu", name, tuple(shape), path=path, nbytes=nbytes)
+        self._alive.append(t)
+        return t, handle
+
+    def share_copy(self, src: torch.Tensor) -> tuple[torch.Tensor, SharedHandle]:
+        t, h = self.empty(tuple(src.shape), src.dtype)
+        t.copy_(src)
+        return t, h
+
+    def close(self) -> None:
+        self._alive.clear()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def open_handle(h: SharedHandle) -> torch.Tensor:
+    """In the child: map a buffer the parent lent."""
+    dtype = dtype_from_name(h.dtype)
+    if h.device == "cuda":
+        from torch.multiprocessing.reductions import rebuild_cuda_tensor
+
+        return rebuild_cuda_tensor(*h.cuda_args)
+    raw = torch.from_file(h.path, shared=True, size=h.nbytes, dtype=torch.uint8)
+    numel = 1
+    for s in h.shape:
+        numel *= s
+    return raw[: numel * dtype.itemsize].view(dtype).view(h.shape)

@@ -1,0 +1,383 @@
+"""The five gates in order, around one candidate process: `Verifier.verify(reference, candidate)`.
+
+A `Verifier` is long-lived (a Ray worker holds one per GPU): it owns the sandbox with its warm
+spare, the baseline cache and the secret the hidden cases are drawn from. `verify()` never raises
+for anything the candidate does: a hostile candidate gets a verdict; only a failure of kgym itself
+sets `Verdict.error`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+import traceback
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import torch
+
+from kgym import reward as reward_mod
+from kgym.verify import cases as cases_mod
+from kgym.verify import timing
+from kgym.verify.baselines import BaselineCache, measure_model
+from kgym.verify.launches import confirmed_on_device
+from kgym.verify.policy import check_source
+from kgym.verify.reference import Reference, load_reference
+from kgym.verify.sandbox import CandidateProcess, ChildFailure, Sandbox
+from kgym.verify.shared import SharedArena
+from kgym.verify.verdict import CaseResult, Timing, Verdict
+
+FLAG_SPEEDUP = 10.0
+
+
+@dataclass(frozen=True)
+class VerifyConfig:
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    hybrid: bool = False  # allow exactly one cuBLAS/cuDNN call in forward()
+    baseline: str = "eager"  # eager | compile | joint: what the reward's speed term compares against
+    seed: int = 0  # public seed: the parameters of Model and ModelNew are drawn from it
+    timed_runs: int | None = None  # default: 100 on CUDA, 10 on CPU
+    warmup_runs: int | None = None  # default: 5 on CUDA, 1 on CPU
+    guarded_fraction: float = 0.2  # share of extra timed runs with the dispatch guard on (not timed)
+    max_remeasure: int = 2  # extra timing attempts while the variation is above the threshold
+    measure_compile: bool | None = None  # default: on CUDA always, on CPU only if the baseline needs it
+    timeout_s: float = 120.0  # per request to the candidate's process (load, one forward)
+    memory_limit_gb: float | None = None  # default: 32 GB on CUDA, 8 GB on CPU
+    static_policy: bool = True  # gate 1; switched off only to test the runtime tripwires alone
+    profile_forwards: bool = True  # run the correctness forwards under the profiler as well
+    reward: reward_mod.RewardConfig = field(default_factory=reward_mod.RewardConfig)
+
+    def resolved_device(self) -> torch.device:
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        dev = torch.device(self.device)
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError("--device cuda asked for, but torch sees no CUDA device")
+        if dev.type not in ("cpu", "cuda"):
+            raise ValueError(f"unsupported device {self.device!r}: use auto, cpu or cuda")
+        return dev
+
+
+class Verifier:
+    def __init__(self, config: VerifyConfig = VerifyConfig(), *, spare: bool = True,
+                 cache_dir: str | None = None, case_secret: bytes | None = None):
+        self.config = config
+        self.device = config.resolved_device()
+        if self.device.type == "cuda" and self.device.index is None:
+            self.device = torch.device("cuda", torch.cuda.current_device())
+        self.sandbox = Sandbox(self._child_device(), spare=spare)
+        self.cache = BaselineCache(cache_dir)
+        self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
+
+    def _child_device(self) -> str:
+        # The child sees only its own GPU through CUDA_VISIBLE_DEVICES set by its parent (Ray does
+        # this per actor), so "cuda" there means the same device as here.
+        return "cuda" if self.device.type == "cuda" else "cpu"
+
+    def close(self) -> None:
+        self.sandbox.close()
+
+    def __enter__(self) -> "Verifier":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------------
+    def verify(self, reference: str | Reference, candidate: str, **overrides: Any) -> Verdict:
+        cfg = replace(self.config, **overrides) if overrides else self.config
+        cfg = replace(cfg, reward=replace(cfg.reward, baseline=cfg.baseline))  # one source of truth
+        v = Verdict(device=str(self.device), hybrid=cfg.hybrid, baseline=cfg.baseline)
+        t_start = time.perf_counter()
+        try:
+            ref = reference if isinstance(reference, Reference) else load_reference(reference)
+            self._run(ref, candidate, cfg, v)
+        except Exception:  # noqa: BLE001 - a failure of kgym itself, never the kernel's fault
+            v.error = traceback.format_exc(limit=8)
+            v.passed = False
+        v.stages_s["total"] = time.perf_counter() - t_start
+        v.reward = reward_mod.reward(v, cfg.reward) if v.error is None else 0.0
+        return v
+
+    def _run(self, ref: Reference, candidate: str, cfg: VerifyConfig, v: Verdict) -> None:
+        # Gate 1: static policy.
+        if cfg.static_policy:
+            pol = check_source(candidate)
+            if not pol.ok:
+                v.fail("policy", pol.reason)
+                return
+            source = pol.source
+        else:
+            source = candidate
+        device = self.device
+        runs = cfg.timed_runs or (100 if device.type == "cuda" else 10)
+        warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if device.type == "cuda" else 1)
+        mem_gb = cfg.memory_limit_gb or (32.0 if device.type == "cuda" else 8.0)
+
+        torch.manual_seed(cfg.seed)
+        init_inputs = ref.get_init_inputs()
+        with torch.device(device):
+            torch.manual_seed(cfg.seed)
+            model = ref.Model(*init_inputs)
+        model = model.to(device)
+
+        t = time.perf_counter()
+        proc = self.sandbox.acquire()
+        arena = SharedArena(device)
+        try:
+            try:
+                proc.wait_ready(self.sandbox.start_timeout_s)
+            except ChildFailure as e:
+                raise RuntimeError(f"the candidate process did not start: {e.reason}") from None
+            v.stages_s["spawn"] = time.perf_counter() - t
+            self._gates(proc, arena, ref, model, source, init_inputs, cfg, v, runs, warmup, mem_gb)
+        except ChildFailure as e:
+            v.fail(e.kind, e.reason)
+        finally:
+            proc.kill()
+            arena.close()
+            del model
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
+
+    def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
+               source: str, init_inputs: list[Any], cfg: VerifyConfig, v: Verdict, runs: int,
+               warmup: int, mem_gb: float) -> None:
+        device = self.device
+        # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
+        t = time.perf_counter()
+        reply = proc.request({"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
+                              "hybrid": cfg.hybrid, "memory_limit_bytes": int(mem_gb * 2**30)}, cfg.timeout_s)
+        v.stages_s["load"] = time.perf_counter() - t
+        if reply.get("op") != "loaded":
+            v.fail(_gate(reply, "compile"), str(reply.get("reason", reply))[:8000])
+            return
+
+        # Gates 2-4 on the hidden cases; the first forward compiles the kernels.
+        t = time.perf_counter()
+        nominal: list[Any] | None = None
+        for k, (name, transform) in enumerate(cases_mod.CASES):
+            seed = cases_mod.case_seed(self.secret, cfg.seed, name)
+            inputs = cases_mod.make_inputs(ref.get_inputs, seed, transform, device)
+            if name == "nominal":
+                nominal = inputs
+            reference_first = k % 2 == 1  # both orders: nominal, x0.01, abs candidate first
+            ref_out = _reference_forward(model, inputs) if reference_first else None
+            result = self._candidate_case(proc, arena, inputs, ref_out, model, name, reference_first,
+                                          cfg, v, profile=cfg.profile_forwards or k == 0)
+            if result is None:  # a gate failed: the verdict holds why
+                v.stages_s["correctness"] = time.perf_counter() - t
+                return
+            v.cases.append(result)
+        v.stages_s["correctness"] = time.perf_counter() - t
+        if v.cases_passed < len(v.cases):
+            first = next(c for c in v.cases if not c.passed)
+            v.fail("correctness", f"{len(v.cases) - v.cases_passed} of {len(v.cases)} hidden cases failed; "
+                   f"{first.name}: {first.note}")
+            return
+
+        # Gate 5: timing of the candidate in its process, baselines here.
+        t = time.perf_counter()
+        cand = self._time_candidate(proc, arena, model, nominal, cfg, v, runs, warmup)
+        v.stages_s["timing"] = time.perf_counter() - t
+        if cand is None:
+            return
+        t = time.perf_counter()
+        self._baselines(ref, model, nominal, cfg, v, runs, warmup)
+        v.stages_s["baselines"] = time.perf_counter() - t
+        eager, comp = v.timings.get("eager"), v.timings.get("compile")
+        v.speedup_eager = eager.median_ms / cand.median_ms if eager else None
+        v.speedup_compile = comp.median_ms / cand.median_ms if comp else None
+        v.flagged = any(s is not None and s > FLAG_SPEEDUP for s in (v.speedup_eager, v.speedup_compile))
+        if device.type == "cpu":
+            v.notes.append("timed on the CPU with host clocks (Triton interpreter): CPU speed is not "
+                           "a verdict on GPU speed")
+        if v.gate is None:
+            v.passed = True
+
+    def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile
+                        ) -> CaseResult | None:
+        shared_inputs, handles, pristine = [], [], []
+        for x in inputs:
+            if isinstance(x, torch.Tensor):
+                buf, h = arena.share_copy(x)
+                shared_inputs.append(buf)
+                handles.append(h)
+                pristine.append(x)
+            else:
+                handles.append(x)
+        if ref_out is None:
+            expect_shape, expect_dtype = _output_spec(model, inputs)
+        else:
+            expect_shape, expect_dtype = tuple(ref_out.shape), ref_out.dtype
+        out_buf, out_handle = arena.empty(expect_shape, expect_dtype)
+        _poison_buffer(out_buf)
+        reply = proc.request({"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
+                             cfg.timeout_s)
+        if reply.get("op") != "forward_done":
+            v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
+            return None
+        launches = int(reply.get("launches", 0))
+        v.launches = v.launches or launches
+        v.library_calls = max(v.library_calls, int(reply.get("library_calls", 0)))
+        if launches == 0:
+            v.fail("launch", "forward() launched no Triton kernel (a kernel that is defined but never "
+                   "launched does not count)")
+            return None
+        if "device_kernels" in reply:
+            on_device = confirmed_on_device(reply.get("kernels", []), reply["device_kernels"])
+            v.device_launches = on_device if v.device_launches is None else min(v.device_launches, on_device)
+            if on_device == 0:
+                v.fail("launch", "no Triton kernel ran on the device (profiler saw: "
+                       f"{', '.join(reply['device_kernels'][:5]) or 'nothing'})")
+                return None
+        if reply.get("problem"):
+            if reply.get("problem_gate") == "isolation":
+                v.fail("isolation", reply["problem"])
+                return None
+            return CaseResult(name, False, None, None, False, _order(reference_first), reply["problem"])
+        if ref_out is None:
+            ref_out = _reference_forward(model, inputs)
+        mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
+        if mutated:
+            return CaseResult(name, False, None, None, False, _order(reference_first),
+                              f"the candidate modified its input(s) {mutated}")
+        cmp = cases_mod.compare(out_buf, ref_out)
+        return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
+                          _order(reference_first), cmp.note)
+
+    def _time_candidate(self, proc, arena, model, nominal, cfg, v, runs, warmup) -> Timing | None:
+        device = self.device
+        extra = max(1, int(round(runs * cfg.guarded_fraction)))
+        rng = secrets.SystemRandom()
+        best: timing.Measurement | None = None
+        for attempt in range(1 + cfg.max_remeasure):
+            total = runs + extra
+            guarded = sorted(rng.sample(range(total), extra))
+            scales = timing.scales(total, rng.getrandbits(62))
+            work, bases, handles_work, handles_base = [], [], [], []
+            for x in nominal:
+                if isinstance(x, torch.Tensor):
+                    wb, wh = arena.share_copy(x)
+                    bb, bh = arena.share_copy(x)
+                    work.append(wb); bases.append((bb, x)); handles_work.append(wh); handles_base.append(bh)
+                else:
+                    work.append(x); handles_work.append(x); handles_base.append(x)
+            shape, dtype = _output_spec(model, nominal)
+            out_buf, out_h = arena.empty(shape, dtype)
+            _poison_buffer(out_buf)
+            per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
+            budget = cfg.timeout_s + 3 * (total + warmup + 20) * per_forward
+            reply = proc.request({"op": "time", "inputs": handles_work, "bases": handles_base,
+                                  "output": out_h, "scales": scales, "guarded_runs": guarded,
+                                  "warmup": warmup}, budget)
+            if reply.get("op") != "timed":
+                v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
+                return None
+            if any(not _same(b, x) for b, x in bases):
+                v.fail("correctness", "the candidate modified its inputs during the timed runs")
+                return None
+            if reply.get("problem"):
+                v.fail("correctness", f"timed runs: {reply['problem']}")
+                return None
+            # The last timed run's output must be right for its (freshly scaled) inputs: a cache keyed
+            # on pointers or on a sample of the content returns a stale answer here.
+            last_inputs = [x * scales[-1] if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                           for x in nominal]
+            cmp = cases_mod.compare(out_buf, _reference_forward(model, last_inputs))
+            if not cmp.passed:
+                v.fail("correctness", "the output of the last timed run is wrong for its inputs (a cached "
+                       f"or stale result?): {cmp.note}")
+                return None
+            m = timing.Measurement([float(x) for x in reply["times_ms"]], [float(x) for x in reply["wall_ms"]],
+                                   str(reply.get("clock")))
+            if len(m.times_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
+                v.fail("timing", "the candidate's process returned malformed timings")
+                return None
+            if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
+                v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
+                return None
+            hidden = m.hidden_ms - float(reply.get("calib_hidden_ms", 0.0))
+            if device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
+                v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
+                       f"by {hidden:.3f} ms per run (side stream or thread?)")
+                return None
+            if best is None or m.spread_ms / m.median_ms < best.spread_ms / best.median_ms:
+                best = m
+            if m.stable:
+                break
+        cand = Timing(best.median_ms, best.spread_ms, runs, best.stable, best.clock)
+        v.timings["candidate"] = cand
+        if not cand.stable:
+            v.fail("timing", f"run-to-run variation {best.spread_ms:.4f} ms (p90-p10) exceeds 10% of the "
+                   f"median {best.median_ms:.4f} ms after {1 + cfg.max_remeasure} attempts")
+        return cand
+
+    def _baselines(self, ref, model, nominal, cfg, v, runs, warmup) -> None:
+        device = self.device
+        protocol = {"runs": runs, "warmup": warmup, "l2": timing.L2_FLUSH_BYTES, "v": 1}
+        want_compile = cfg.measure_compile
+        if want_compile is None:
+            want_compile = device.type == "cuda" or cfg.reward.baseline in ("compile", "joint")
+        kinds = ["eager"] + (["compile"] if want_compile else [])
+        for kind in kinds:
+            key = self.cache.key(ref.sha256, nominal, device, kind, protocol)
+            t = self.cache.get(key)
+            if t is None:
+                fn = model if kind == "eager" else torch.compile(model, mode="max-autotune")
+                t = measure_model(fn, nominal, device, runs=runs, warmup=max(warmup, 3 if kind == "compile" else 1),
+                                  scale_seed=0, max_remeasure=cfg.max_remeasure)
+                self.cache.put(key, t)
+            v.timings[kind] = t
+        if "compile" not in v.timings:
+            v.timings["compile"] = None
+
+
+def _gate(reply: dict[str, Any], default: str) -> str:
+    gate = reply.get("gate", default)
+    return gate if gate in ("policy", "compile", "launch", "isolation", "correctness", "timing",
+                            "timeout", "crash") else default
+
+
+def _order(reference_first: bool) -> str:
+    return "reference_first" if reference_first else "candidate_first"
+
+
+def _reference_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
+    with torch.no_grad():
+        out = model(*inputs)
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"the reference's forward returned {type(out).__name__}; kgym compares one tensor")
+    return out
+
+
+def _output_spec(model: torch.nn.Module, inputs: list[Any]) -> tuple[tuple[int, ...], torch.dtype]:
+    """Shape and dtype of the reference output, without keeping it (meta tensors when possible)."""
+    out = _reference_forward(model, inputs)
+    spec = (tuple(out.shape), out.dtype)
+    del out
+    return spec
+
+
+def _poison_buffer(buf: torch.Tensor) -> None:
+    if buf.is_floating_point():
+        buf.fill_(float("nan"))
+    elif buf.dtype == torch.bool:
+        buf.fill_(True)
+    else:
+        buf.fill_(torch.iinfo(buf.dtype).max)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)))
+    return bool(torch.equal(a, b))
+
+
+def verify(reference: str, candidate: str, config: VerifyConfig = VerifyConfig()) -> Verdict:
+    """One-shot verification (no spare process kept: the CLI's path)."""
+    with Verifier(config, spare=False) as verifier:
+        return verifier.verify(reference, candidate)
