@@ -69,7 +69,9 @@ def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: in
     if verdict.error is not None or verdict.gate in HARD_GATES:
         return 0.0
     c = verdict.fraction_passed
-    speed_ok = (c == 1.0 and verdict.gate is None and (cfg.reward_flagged or not verdict.flagged))
+    cand = verdict.timings.get("candidate")
+    stable = cand is not None and cand.stable
+    speed_ok = c == 1.0 and verdict.gate is None and stable and (cfg.reward_flagged or not verdict.flagged)
     s = speed_score(speedup_for(verdict, cfg.baseline), cfg) if speed_ok else 0.0
     r = cfg.correctness_weight * c + cfg.speed_weight * s - churn_penalty(submissions, cfg)
     return max(0.0, r)

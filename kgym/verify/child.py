@@ -175,6 +175,7 @@ class Child:
         if not guarded:
             with torch.no_grad():
                 return self.model(*inputs)
+        self.guard.library_calls.clear()  # the one library call is allowed per forward
         with torch.no_grad(), self.guard:
             out = self.model(*inputs)
             if not self.guard.stack_intact():
@@ -237,7 +238,6 @@ class Child:
                 reply["device_kernels"] = sorted(set(device_kernel_names(events)))
         else:
             reply["library_calls"] = len(self.guard.library_calls)
-        self.guard.library_calls.clear()
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}

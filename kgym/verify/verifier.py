@@ -51,7 +51,10 @@ class VerifyConfig:
     def resolved_device(self) -> torch.device:
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        dev = torch.device(self.device)
+        try:
+            dev = torch.device(self.device)
+        except RuntimeError:
+            raise ValueError(f"unsupported device {self.device!r}: use auto, cpu or cuda[:N]") from None
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise ValueError("--device cuda asked for, but torch sees no CUDA device")
         if dev.type not in ("cpu", "cuda"):
@@ -310,8 +313,12 @@ class Verifier:
         cand = Timing(best.median_ms, best.spread_ms, runs, best.stable, best.clock)
         v.timings["candidate"] = cand
         if not cand.stable:
-            v.fail("timing", f"run-to-run variation {best.spread_ms:.4f} ms (p90-p10) exceeds 10% of the "
-                   f"median {best.median_ms:.4f} ms after {1 + cfg.max_remeasure} attempts")
+            why = (f"run-to-run variation {best.spread_ms:.4f} ms (p90-p10) exceeds 10% of the median "
+                   f"{best.median_ms:.4f} ms after {1 + cfg.max_remeasure} attempts")
+            if device.type == "cuda":
+                v.fail("timing", why)
+            else:  # host clocks on a shared CPU judge nothing: no speed credit, no failed gate
+                v.notes.append(f"timing unstable on the CPU ({why}); no speed credit")
         return cand
 
     def _baselines(self, ref, model, nominal, cfg, v, runs, warmup) -> None:

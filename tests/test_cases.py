@@ -1,0 +1,67 @@
+"""Gate 4's comparison and hidden-case seeds."""
+
+import math
+
+import torch
+
+from kgym.verify import cases
+
+
+def test_tolerance_is_scaled_by_magnitude():
+    r = torch.randn(10_000, dtype=torch.float32)
+    assert cases.compare(r * (1 + 5e-5), r).passed
+    assert not cases.compare(r * (1 + 3e-4), r).passed
+    small = r * 0.01
+    # an absolute error of 5e-5 would pass KernelBench's atol on 0.01-scale values; not here
+    assert not cases.compare(small + 5e-5, small).passed
+    assert cases.compare(small + 5e-5, small).passed_loose
+
+
+def test_nan_inf_where_reference_finite_fails_and_reference_nan_must_be_reproduced():
+    r = torch.randn(100)
+    o = r.clone()
+    o[3] = float("inf")
+    c = cases.compare(o, r)
+    assert not c.passed and not c.passed_loose and "NaN/Inf" in c.note
+    r2 = r.clone()
+    r2[5] = float("nan")
+    assert cases.compare(r2.clone(), r2).passed
+    assert not cases.compare(r, r2).passed
+
+
+def test_integer_outputs_compare_exactly():
+    r = torch.arange(10)
+    assert cases.compare(r.clone(), r).passed
+    o = r.clone()
+    o[0] = 1
+    assert not cases.compare(o, r).passed
+
+
+def test_mismatch_note_names_indices_and_values():
+    r = torch.zeros(50) + 1.0
+    o = r.clone()
+    o[7] = 2.0
+    c = cases.compare(o, r)
+    assert "[7] got 2 want 1" in c.note and c.max_abs_err == 1.0
+
+
+def test_case_seeds_depend_on_the_secret_and_the_case():
+    a = cases.case_seed(b"s1", 0, "nominal")
+    assert a == cases.case_seed(b"s1", 0, "nominal")
+    assert a != cases.case_seed(b"s2", 0, "nominal")
+    assert a != cases.case_seed(b"s1", 0, "x3")
+    assert a != cases.case_seed(b"s1", 1, "nominal")
+
+
+def test_transforms_apply_to_floating_inputs_only():
+    def get_inputs():
+        return [torch.randn(8), torch.arange(4), 7]
+
+    names = dict(cases.CASES)
+    for name, transform in cases.CASES:
+        x, idx, k = cases.make_inputs(get_inputs, 123, transform, torch.device("cpu"))
+        base = cases.make_inputs(get_inputs, 123, names["nominal"], torch.device("cpu"))[0]
+        assert torch.equal(idx, torch.arange(4)) and k == 7
+        expect = {"nominal": base, "x3": base * 3, "x0.01": base * 0.01, "negated": -base, "abs": base.abs()}[name]
+        assert torch.allclose(x, expect)
+    assert math.isclose(float(cases.STRICT_TOL), 1e-4)

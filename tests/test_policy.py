@@ -1,0 +1,100 @@
+"""Gate 1: the static policy (AST allow-list), rule by rule, with line numbers."""
+
+import pytest
+
+from kgym.verify.policy import check_source
+
+HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
+MODEL = "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n"
+
+
+def check(body: str):
+    return check_source(HEADER + body + MODEL)
+
+
+def test_clean_candidate_passes():
+    r = check("")
+    assert r.ok, r.reason
+
+
+@pytest.mark.parametrize("stmt", ["import os", "import sys", "import subprocess", "import ctypes", "import socket",
+                                  "import threading", "import multiprocessing", "import gc", "import inspect",
+                                  "import importlib", "import builtins", "import numpy", "from os import path",
+                                  "import torch._C", "from torch import _C", "import torch.utils._python_dispatch",
+                                  "from torch._dynamo import config", "import time"])
+def test_forbidden_imports(stmt):
+    r = check(stmt + "\n")
+    assert not r.ok
+    assert r.violations[0].line == 5, r.reason
+
+
+@pytest.mark.parametrize("expr", ["eval('1')", "exec('x=1')", "compile('1', 'f', 'eval')", "open('f')",
+                                  "__import__('os')", "globals()", "vars()", "breakpoint()", "exit(0)"])
+def test_forbidden_builtins(expr):
+    r = check(f"y = {expr}\n")
+    assert not r.ok and r.violations[0].rule == "name", r.reason
+
+
+@pytest.mark.parametrize("expr", ["torch.ops.aten.relu", "torch._C._get_dispatch_mode", "torch.compile(f)",
+                                  "x.numpy()", "x.tolist()", "x.item()", "torch.from_numpy(a)",
+                                  "torch.cuda.Event", "torch.cuda.synchronize()", "torch.utils.dlpack",
+                                  "torch.serialization.os", "triton.runtime.driver", "torch.library.custom_op",
+                                  "x.untyped_storage()", "torch.cuda.set_per_process_memory_fraction(1.0)"])
+def test_forbidden_attributes(expr):
+    r = check(f"def f(x, a):\n    return {expr}\n")
+    assert not r.ok, expr
+    assert r.violations[0].line == 6
+
+
+@pytest.mark.parametrize("expr", ["().__class__.__base__.__subclasses__()", "f.__globals__", "f.__code__",
+                                  "x.__dict__", "__builtins__"])
+def test_dunder_escapes(expr):
+    r = check(f"def g(f, x):\n    return {expr}\n")
+    assert not r.ok and r.violations[0].rule in ("dunder", "name"), r.reason
+
+
+def test_getattr_with_computed_name_is_rejected_but_constant_is_checked():
+    assert not check("def f(m):\n    return getattr(m, 'Ev' + 'ent')\n").ok
+    assert not check("def f(m):\n    return getattr(torch.cuda, 'Event')\n").ok
+    assert check("def f(m):\n    return getattr(m, 'weight')\n").ok
+
+
+def test_monkeypatching_a_module_is_rejected():
+    r = check("torch.cuda.Event = object\n")
+    assert not r.ok and r.violations[0].rule in ("monkeypatch", "attribute")
+    r = check("tl.load = None\n")
+    assert not r.ok and r.violations[0].rule == "monkeypatch"
+
+
+def test_private_attribute_allowed_only_on_self():
+    assert check("class A:\n    def f(self):\n        return self._cache\n").ok
+    assert not check("def f(x):\n    return x._base\n").ok
+
+
+def test_reference_helpers_are_stripped_not_punished():
+    src = (HEADER + "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n"
+           "def get_inputs():\n    return [torch.randn(4)]\n"
+           "def get_init_inputs():\n    return []\n" + MODEL)
+    r = check_source(src)
+    assert r.ok, r.reason
+    assert set(r.stripped) == {"Model", "get_inputs", "get_init_inputs"}
+    assert "torch.relu" not in r.source
+    # line numbers of what is kept do not move
+    assert r.source.splitlines().index("class ModelNew(nn.Module):") == src.splitlines().index("class ModelNew(nn.Module):")
+
+
+def test_subclassing_the_reference_is_rejected():
+    src = HEADER + "class Model(nn.Module):\n    pass\nclass ModelNew(Model):\n    pass\n"
+    r = check_source(src)
+    assert not r.ok and any(v.rule == "subclass" for v in r.violations)
+
+
+def test_missing_model_new_and_syntax_error():
+    assert any(v.rule == "structure" for v in check_source(HEADER).violations)
+    r = check_source("def f(:\n")
+    assert not r.ok and r.violations[0].rule == "syntax" and r.violations[0].line == 1
+
+
+def test_reason_names_lines():
+    r = check("import os\ny = eval('1')\n")
+    assert "line 5" in r.reason and "line 6" in r.reason

@@ -1,0 +1,74 @@
+"""kgym.reward: the formula of the docstring, value by value."""
+
+import math
+
+import pytest
+
+from kgym.reward import RewardConfig, group_rewards, loose_credit, reward, speed_score
+from kgym.verify.verdict import CaseResult, Timing, Verdict
+
+
+def verdict(passed_cases=5, loose_cases=5, gate=None, se=1.0, sc=1.0, flagged=False):
+    cases = [CaseResult(f"c{i}", i < passed_cases, 0.0, 0.0, i < loose_cases) for i in range(5)]
+    timings = {"candidate": Timing(1.0, 0.01, 100, gate != "timing", "cuda_events")}
+    return Verdict(passed=gate is None, gate=gate, cases=cases, speedup_eager=se, speedup_compile=sc,
+                   flagged=flagged, timings=timings)
+
+
+def test_hard_gates_score_zero():
+    for gate in ("policy", "compile", "launch", "isolation", "timeout", "crash"):
+        assert reward(verdict(gate=gate)) == 0.0
+
+
+def test_correctness_fraction_without_speed_credit():
+    v = verdict(passed_cases=3, gate="correctness", se=4.0)
+    assert reward(v) == pytest.approx(0.5 * 3 / 5)
+
+
+def test_log_speed_scale_between_075_and_4():
+    cfg = RewardConfig()
+    assert speed_score(0.75, cfg) == 0.0
+    assert speed_score(0.5, cfg) == 0.0
+    assert speed_score(4.0, cfg) == 1.0
+    assert speed_score(8.0, cfg) == 1.0
+    assert speed_score(math.sqrt(0.75 * 4.0), cfg) == pytest.approx(0.5)
+    assert reward(verdict(se=4.0)) == pytest.approx(1.0)
+    assert reward(verdict(se=1.0)) == pytest.approx(0.5 + 0.5 * math.log(1 / 0.75) / math.log(4 / 0.75))
+
+
+def test_no_speed_credit_when_unstable_or_flagged():
+    assert reward(verdict(gate="timing", se=4.0)) == pytest.approx(0.5)
+    cpu_unstable = verdict(se=4.0)
+    cpu_unstable.timings["candidate"] = Timing(1.0, 0.5, 10, False, "host")
+    assert reward(cpu_unstable) == pytest.approx(0.5)
+    assert reward(verdict(se=20.0, flagged=True)) == pytest.approx(0.5)
+    assert reward(verdict(se=20.0, flagged=True), RewardConfig(reward_flagged=True)) == pytest.approx(1.0)
+
+
+def test_baselines_eager_compile_joint():
+    v = verdict(se=0.8, sc=3.0)  # slower than eager-ish, much faster than torch.compile
+    eager = reward(v, RewardConfig(baseline="eager"))
+    comp = reward(v, RewardConfig(baseline="compile"))
+    joint = reward(v, RewardConfig(baseline="joint"))
+    assert comp > eager
+    assert joint == pytest.approx(eager)  # joint = min: never paid for beating only torch.compile
+    with pytest.raises(ValueError):
+        RewardConfig(baseline="fastest")
+
+
+def test_churn_penalty():
+    v = verdict(se=4.0)
+    assert reward(v, submissions=1) == pytest.approx(1.0)
+    assert reward(v, submissions=2) == pytest.approx(0.95)
+    assert reward(v, submissions=10) == pytest.approx(0.85)
+
+
+def test_group_partial_credit_only_when_all_fail_and_below_verified():
+    failing = [verdict(passed_cases=k, loose_cases=5, gate="correctness") for k in (0, 2, 4)]
+    plain = [reward(v) for v in failing]
+    grouped = group_rewards(failing)
+    assert all(g == pytest.approx(p + 0.05) for g, p in zip(grouped, plain))
+    assert max(grouped) < reward(verdict(se=0.1))  # the slowest verified answer still scores more
+    mixed = failing + [verdict(se=2.0)]
+    assert group_rewards(mixed) == [reward(v) for v in mixed]
+    assert loose_credit(verdict(gate="compile")) == 0.0

@@ -1,0 +1,77 @@
+"""The candidate's process: scrubbed environment, private cwd, one inherited descriptor, hard kill."""
+
+import os
+import socket
+import time
+
+import pytest
+
+from kgym.verify.sandbox import CandidateProcess, ChildFailure
+from kgym.verify.wire import MAX_REPLY_BYTES, WireError, recv_reply
+
+
+@pytest.fixture
+def proc(monkeypatch):
+    monkeypatch.setenv("KGYM_SECRET_TOKEN", "must-not-leak")
+    p = CandidateProcess("cpu")
+    p.wait_ready(300)
+    yield p
+    p.kill()
+
+
+def test_environment_is_scrubbed_and_cwd_private(proc):
+    with open(f"/proc/{proc.proc.pid}/environ", "rb") as f:
+        env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+    assert b"KGYM_SECRET_TOKEN" not in env
+    assert env[b"HOME"].decode() == proc.workdir and env[b"TRITON_INTERPRET"] == b"1"
+    assert os.readlink(f"/proc/{proc.proc.pid}/cwd") == proc.workdir
+    assert oct(os.stat(proc.workdir).st_mode & 0o777) == "0o700"
+
+
+def test_no_inherited_descriptors_but_the_socket(proc):
+    fds = os.listdir(f"/proc/{proc.proc.pid}/fd")
+    targets = [os.readlink(f"/proc/{proc.proc.pid}/fd/{fd}") for fd in fds]
+    sockets = [t for t in targets if t.startswith("socket:")]
+    assert len(sockets) == 1, targets
+    files = [t for t in targets if t.startswith("/") and not t.startswith(("/dev/null", proc.workdir))]
+    # nothing of the parent's open files leaks in (python's own module files may be open while importing)
+    assert not [t for t in files if "kgym-shm" in t or t.endswith(".parquet")], files
+
+
+def test_own_session_and_hard_kill(proc):
+    assert os.getpgid(proc.proc.pid) == proc.proc.pid
+    workdir = proc.workdir
+    proc.kill()
+    assert proc.proc.poll() is not None
+    assert not os.path.exists(workdir)
+
+
+def test_timeout_is_reported_as_timeout(proc):
+    # a request the child never answers in time: the deadline is the parent's, not the child's
+    with pytest.raises(ChildFailure) as e:
+        proc._recv(0.2)
+    assert e.value.kind == "timeout"
+
+
+def test_parent_never_accepts_oversized_or_malformed_replies():
+    a, b = socket.socketpair()
+    b.sendall((MAX_REPLY_BYTES + 1).to_bytes(8, "big"))
+    with pytest.raises(WireError, match="limit"):
+        recv_reply(a)
+    a2, b2 = socket.socketpair()
+    import pickle
+
+    payload = pickle.dumps({"op": "ready"})  # a pickle is not JSON: refused, never unpickled
+    b2.sendall(len(payload).to_bytes(8, "big") + payload)
+    with pytest.raises(WireError, match="malformed"):
+        recv_reply(a2)
+    for s in (a, b, a2, b2):
+        s.close()
+
+
+def test_death_is_a_crash_with_the_signal(proc):
+    os.kill(proc.proc.pid, 9)
+    time.sleep(0.2)
+    with pytest.raises(ChildFailure) as e:
+        proc.request({"op": "exit"}, 5)
+    assert e.value.kind == "crash"
