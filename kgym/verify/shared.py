@@ -74,6 +74,11 @@ class SharedArena:
         t.copy_(src)
         return t, h
 
+    def free(self, *tensors: torch.Tensor) -> None:
+        """Drop buffers the child is done with (multi-GB cases must not pile up)."""
+        ids = {id(t) for t in tensors}
+        self._alive = [t for t in self._alive if id(t) not in ids]
+
     def close(self) -> None:
         self._alive.clear()
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -216,6 +216,14 @@ class Verifier:
             expect_shape, expect_dtype = tuple(ref_out.shape), ref_out.dtype
         out_buf, out_handle = arena.empty(expect_shape, expect_dtype)
         _poison_buffer(out_buf)
+        try:
+            return self._run_case(proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out,
+                                  model, name, reference_first, cfg, v, profile)
+        finally:
+            arena.free(out_buf, *shared_inputs)
+
+    def _run_case(self, proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out, model,
+                  name, reference_first, cfg, v, profile) -> CaseResult | None:
         reply = proc.request({"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
                              cfg.timeout_s)
         if reply.get("op") != "forward_done":
@@ -251,11 +259,20 @@ class Verifier:
                           _order(reference_first), cmp.note)
 
     def _time_candidate(self, proc, arena, model, nominal, cfg, v, runs, warmup) -> Timing | None:
-        device = self.device
         extra = max(1, int(round(runs * cfg.guarded_fraction)))
+        held: list[torch.Tensor] = []  # shared buffers of the current attempt
+        try:
+            return self._time_attempts(proc, arena, model, nominal, cfg, v, runs, warmup, extra, held)
+        finally:
+            arena.free(*held)
+
+    def _time_attempts(self, proc, arena, model, nominal, cfg, v, runs, warmup, extra, held) -> Timing | None:
+        device = self.device
         rng = secrets.SystemRandom()
         best: timing.Measurement | None = None
         for attempt in range(1 + cfg.max_remeasure):
+            arena.free(*held)
+            held.clear()
             total = runs + extra
             guarded = sorted(rng.sample(range(total), extra))
             scales = timing.scales(total, rng.getrandbits(62))
@@ -270,6 +287,7 @@ class Verifier:
             shape, dtype = _output_spec(model, nominal)
             out_buf, out_h = arena.empty(shape, dtype)
             _poison_buffer(out_buf)
+            held.extend([out_buf, *_tensors(work), *(b for b, _ in bases)])
             per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
             budget = cfg.timeout_s + 3 * (total + warmup + 20) * per_forward
             reply = proc.request({"op": "time", "inputs": handles_work, "bases": handles_base,
@@ -339,6 +357,10 @@ class Verifier:
             v.timings[kind] = t
         if "compile" not in v.timings:
             v.timings["compile"] = None
+
+
+def _tensors(items: list[Any]) -> list[torch.Tensor]:
+    return [x for x in items if isinstance(x, torch.Tensor)]
 
 
 def _gate(reply: dict[str, Any], default: str) -> str:

@@ -1,0 +1,132 @@
+"""Wall time per candidate through `kgym.verify`, with a breakdown by stage.
+
+On a GPU: KernelBench level-1 ReLU at its own size (one 4096 x 393216 fp32 input, 6.4 GB), its
+protocol (5 correctness inputs, 100 timed runs), cached baselines and a warm spare. Target: median
+<= 4 s per candidate; KernelBench's own harness took 69-98 s per candidate on the same problem on an
+H200 (figure from ../shared/DESIGN.md, not re-measured here).
+On CPU: a 64K-element ReLU through the Triton interpreter. Target: <= 5 s.
+
+    python benchmarks/verify_latency.py [--device cuda|cpu] [--candidates 5] [--json OUT.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+from kgym.verify import Verifier, VerifyConfig  # noqa: E402
+
+KERNELBENCH_SECONDS = (69.0, 98.0)
+
+REFERENCE = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.rand({rows}, {cols})]
+
+def get_init_inputs():
+    return []
+'''
+
+CANDIDATE = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    # bytes moved: 8 per element (one fp32 read, one write); no FLOPs worth counting
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=m), 0.0), mask=m)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        relu_kernel[(triton.cdiv(n, {block}),)](x, out, n, BLOCK={block})
+        return out
+'''
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    ap.add_argument("--candidates", type=int, default=5, help="warm candidates timed after the first")
+    ap.add_argument("--rows", type=int, default=None)
+    ap.add_argument("--cols", type=int, default=None)
+    ap.add_argument("--json", default=None, help="write the figures here")
+    args = ap.parse_args()
+    cuda = args.device.startswith("cuda")
+    rows = args.rows or (4096 if cuda else 257)
+    cols = args.cols or (393216 if cuda else 255)
+    ref = REFERENCE.format(rows=rows, cols=cols)
+    block = 4096
+    cfg = VerifyConfig(device=args.device, timed_runs=100 if cuda else 10, measure_compile=cuda)
+    print(f"verify_latency: relu {rows}x{cols} fp32 ({rows * cols * 4 / 1e9:.2f} GB) on {args.device}", flush=True)
+    results = []
+    with Verifier(cfg, spare=True) as verifier:
+        t0 = time.perf_counter()
+        first = verifier.verify(ref, CANDIDATE.format(block=block))
+        first_s = time.perf_counter() - t0
+        assert first.passed, (first.gate, first.reason, first.error)
+        print(f"  first candidate (cold spare wait, baselines measured): {first_s:.2f} s  "
+              f"stages {_fmt(first.stages_s)}", flush=True)
+        for i in range(args.candidates):
+            # a different source each time: nothing is cached for the candidate itself
+            src = CANDIDATE.format(block=block) + f"\n# candidate {i}\n"
+            time.sleep(2.0 if cuda else 4.0)  # let the spare finish warming, as between farm requests
+            t0 = time.perf_counter()
+            v = verifier.verify(ref, src)
+            wall = time.perf_counter() - t0
+            assert v.passed, (v.gate, v.reason, v.error)
+            results.append({"wall_s": wall, **{k: round(x, 4) for k, x in v.stages_s.items()}})
+            print(f"  candidate {i}: {wall:.2f} s  stages {_fmt(v.stages_s)}", flush=True)
+    walls = [r["wall_s"] for r in results]
+    med = statistics.median(walls)
+    summary = {
+        "device": torch.cuda.get_device_name() if cuda else "cpu",
+        "shape": [rows, cols], "gigabytes": rows * cols * 4 / 1e9,
+        "first_candidate_s": first_s, "median_wall_s": med, "min_wall_s": min(walls), "max_wall_s": max(walls),
+        "stage_medians_s": {k: statistics.median(r[k] for r in results if k in r)
+                            for k in results[0] if k != "wall_s"},
+        "candidate_ms": first.timings["candidate"].median_ms, "eager_ms": first.timings["eager"].median_ms,
+        "compile_ms": first.timings["compile"].median_ms if first.timings.get("compile") else None,
+        "speedup_eager": first.speedup_eager, "speedup_compile": first.speedup_compile,
+        "target_s": 4.0 if cuda else 5.0,
+    }
+    print(f"median wall per candidate: {med:.2f} s (target <= {summary['target_s']:.0f} s): "
+          f"{'MET' if med <= summary['target_s'] else 'MISSED'}")
+    print(f"stage medians: {_fmt(summary['stage_medians_s'])}")
+    if cuda:
+        lo, hi = KERNELBENCH_SECONDS
+        print(f"KernelBench's harness on this problem: {lo:.0f}-{hi:.0f} s per candidate "
+              f"(DESIGN.md) -> {lo / med:.0f}x-{hi / med:.0f}x faster")
+        print(f"kernel: candidate {summary['candidate_ms']:.3f} ms, eager {summary['eager_ms']:.3f} ms, "
+              f"torch.compile {summary['compile_ms']:.3f} ms; speedup vs eager {first.speedup_eager:.3f}x, "
+              f"vs compile {first.speedup_compile:.3f}x; "
+              f"effective bandwidth {rows * cols * 8 / summary['candidate_ms'] / 1e9:.0f} GB/s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=2))
+
+
+def _fmt(stages: dict) -> str:
+    return ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
+
+
+if __name__ == "__main__":
+    main()

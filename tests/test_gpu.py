@@ -1,0 +1,194 @@
+"""GPU-only behaviour, run on the H200 (`pytest -m gpu`): launch proof on the device, CUDA-event
+timing and its gate, side streams, illegal addresses, hangs and OOM inside a kernel's process."""
+
+import pytest
+import torch
+
+from conftest import fixture_source
+from kgym.verify import Verifier, VerifyConfig
+
+pytestmark = pytest.mark.gpu
+
+# 16M elements (64 MB): long enough per run that hidden work is visible above the 30 us floor.
+BIG_RELU = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(4099, 4093)]
+
+def get_init_inputs():
+    return []
+'''
+
+HEADER = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+@triton.jit
+def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(y_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=m), 0.0), mask=m)
+'''
+
+GOOD = HEADER + '''
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+        return out
+'''
+
+SIDE_STREAM = HEADER + '''
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = torch.cuda.Stream()
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        with torch.cuda.stream(self.s):
+            for _ in range(8):
+                relu_kernel[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+        return out
+'''
+
+ILLEGAL_ADDRESS = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+@triton.jit
+def bad_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK) + (1 << 40)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs))
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        bad_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return out
+'''
+
+HANG = '''
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+@triton.jit
+def spin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    i = 0
+    while tl.sum(acc) == tl.sum(acc):  # always true: never ends
+        acc = acc * 1.0
+        i += 1
+    tl.store(y_ptr + offs, acc, mask=offs < n)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        spin_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return out
+'''
+
+OOM = HEADER + '''
+class ModelNew(nn.Module):
+    def forward(self, x):
+        hog = torch.empty(60 * 2**30, dtype=torch.uint8, device=x.device)
+        out = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+        return out
+'''
+
+ZERO_GRID = HEADER + '''
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        relu_kernel[(0,)](x, out, x.numel(), BLOCK=4096)
+        return out
+'''
+
+
+@pytest.fixture(scope="module")
+def gpu_verifier(tmp_path_factory):
+    cfg = VerifyConfig(device="cuda", measure_compile=False, timeout_s=60)
+    with Verifier(cfg, spare=True, cache_dir=str(tmp_path_factory.mktemp("cache")), case_secret=b"gpu") as v:
+        yield v
+
+
+@pytest.mark.parametrize("op", ["relu", "softmax", "layernorm", "matmul"])
+def test_fixtures_pass_on_gpu_with_device_side_launch_proof(gpu_verifier, op):
+    v = gpu_verifier.verify(fixture_source(op, "reference"), fixture_source(op, "good"))
+    assert v.error is None, v.error
+    assert v.passed, (v.gate, v.reason)
+    assert v.device_launches is not None and v.device_launches >= 1
+    assert v.timings["candidate"].clock == "cuda_events"
+    w = gpu_verifier.verify(fixture_source(op, "reference"), fixture_source(op, "wrong"))
+    assert w.gate == "correctness", (w.gate, w.reason)
+
+
+def test_hybrid_on_gpu(gpu_verifier):
+    v = gpu_verifier.verify(fixture_source("linear_relu_hybrid", "reference"),
+                            fixture_source("linear_relu_hybrid", "good"), hybrid=True)
+    assert v.passed, (v.gate, v.reason)
+    assert v.library_calls == 1
+
+
+def test_big_relu_times_stably_and_baselines_are_cached(gpu_verifier):
+    v = gpu_verifier.verify(BIG_RELU, GOOD, measure_compile=True)
+    assert v.passed, (v.gate, v.reason)
+    cand, eager, comp = v.timings["candidate"], v.timings["eager"], v.timings["compile"]
+    assert cand.stable and cand.runs == 100
+    assert 0.3 < v.speedup_eager < 3.0, v.speedup_eager  # a bandwidth-bound kernel is near eager
+    assert comp is not None and v.speedup_compile is not None
+    again = gpu_verifier.verify(BIG_RELU, GOOD, measure_compile=True)
+    assert again.timings["eager"].cached and again.timings["compile"].cached
+    assert again.stages_s.get("baselines", 0) < 1.0
+
+
+def test_work_on_a_side_stream_is_caught_by_the_wall_clock(gpu_verifier):
+    v = gpu_verifier.verify(BIG_RELU, SIDE_STREAM, static_policy=False)
+    assert v.error is None
+    assert not v.passed and v.gate == "timing", (v.gate, v.reason)
+    assert "wall clock" in v.reason
+
+
+def test_illegal_address_is_a_crash_and_the_next_candidate_runs(gpu_verifier):
+    v = gpu_verifier.verify(BIG_RELU, ILLEGAL_ADDRESS)
+    assert v.error is None, v.error
+    assert v.gate in ("crash", "compile"), (v.gate, v.reason)
+    assert v.reward == 0.0
+    ok = gpu_verifier.verify(BIG_RELU, GOOD)
+    assert ok.passed, (ok.gate, ok.reason)
+
+
+def test_hang_in_a_kernel_is_a_timeout_and_the_gpu_recovers(gpu_verifier):
+    v = gpu_verifier.verify(BIG_RELU, HANG, timeout_s=20)
+    assert v.error is None, v.error
+    assert v.gate == "timeout", (v.gate, v.reason)
+    ok = gpu_verifier.verify(BIG_RELU, GOOD)
+    assert ok.passed, (ok.gate, ok.reason)
+
+
+def test_memory_cap_turns_a_huge_allocation_into_a_crash(gpu_verifier):
+    v = gpu_verifier.verify(BIG_RELU, OOM, memory_limit_gb=16)
+    assert v.error is None and v.gate == "crash", (v.gate, v.reason)
+    assert "memory" in v.reason.lower()
+
+
+def test_a_launch_that_never_reaches_the_device_fails_the_launch_gate(gpu_verifier):
+    v = gpu_verifier.verify(BIG_RELU, ZERO_GRID)
+    assert v.error is None
+    assert v.gate in ("launch", "correctness"), (v.gate, v.reason)
+    if v.gate == "correctness":  # Triton dropped the empty grid before counting it
+        assert v.device_launches in (None, 0) or v.launches == 0
