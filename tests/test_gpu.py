@@ -87,12 +87,12 @@ import triton.language as tl
 @triton.jit
 def spin_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    acc = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    v = tl.load(x_ptr)
     i = 0
-    while tl.sum(acc) == tl.sum(acc):  # always true: never ends
-        acc = acc * 1.0
+    while v < 3.0e38:  # inputs are finite: never ends (a volatile load the compiler cannot hoist)
+        v = tl.load(x_ptr + (i % 2), volatile=True)
         i += 1
-    tl.store(y_ptr + offs, acc, mask=offs < n)
+    tl.store(y_ptr + offs, v + tl.zeros([BLOCK], dtype=tl.float32), mask=offs < n)
 
 class ModelNew(nn.Module):
     def forward(self, x):
@@ -122,7 +122,7 @@ class ModelNew(nn.Module):
 @pytest.fixture(scope="module")
 def gpu_verifier(tmp_path_factory):
     cfg = VerifyConfig(device="cuda", measure_compile=False, timeout_s=60)
-    with Verifier(cfg, spare=True, cache_dir=str(tmp_path_factory.mktemp("cache")), case_secret=b"gpu") as v:
+    with Verifier(cfg, spares=2, cache_dir=str(tmp_path_factory.mktemp("cache")), case_secret=b"gpu") as v:
         yield v
 
 

@@ -63,6 +63,8 @@ class Child:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.device = torch.device(os.environ.get("KGYM_DEVICE", "cpu"))
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
         self.workdir = os.getcwd()
         self.model: torch.nn.Module | None = None
         self.hybrid = False
@@ -123,12 +125,15 @@ class Child:
         with open(path, "w") as f:
             f.write(msg["source"])
         self.hybrid = bool(msg.get("hybrid", False))
-        self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
-        self.counter.install()
-        self._take_snapshot()
-        self.threads_at_load = threading.active_count()
-        self.audit = AuditTripwire(path, self.workdir)
-        self.audit.install()
+        try:
+            self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
+            self.counter.install()
+            self._take_snapshot()
+            self.threads_at_load = threading.active_count()
+            self.audit = AuditTripwire(path, self.workdir)
+            self.audit.install()
+        except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
+            return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
         try:
             spec = importlib.util.spec_from_file_location("candidate", path)
             module = importlib.util.module_from_spec(spec)
@@ -297,7 +302,12 @@ class Child:
             msg = recv_command(self.sock)
             if msg["op"] == "exit":
                 return
-            send_reply(self.sock, handlers[msg["op"]](msg))
+            try:
+                reply = handlers[msg["op"]](msg)
+            except Exception:  # noqa: BLE001 - after candidate code ran, the parent reads this as a crash
+                reply = {"op": "internal", "phase": "after_candidate", "gate": "crash",
+                         "reason": "harness error after the candidate ran:\n" + _tail(traceback.format_exc())}
+            send_reply(self.sock, reply)
 
 
 def _critical_objects() -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """Gate 5's measurement: one protocol for the candidate (in the child) and the baselines (in the parent).
 
 Per timed run: refresh the inputs in place with a fresh scale (so a cache keyed on pointers or on
-content returns stale results, which the parent then catches on the last run's output), flush the L2
-cache, then time the call. On CUDA the clock is a pair of CUDA events, and the host wall time of the
+content returns stale results, which the parent then catches on the last run's output), queue an L2
+flush, then time the call. On CUDA the clock is a pair of CUDA events, and the host wall time of the
 same run (ended by a device-wide synchronize, which also waits for side streams) is kept beside it:
 work hidden on a side stream or in a thread shows up as wall time the events did not see. On CPU the
 clock is the host's, and CPU speed says nothing about GPU speed.
@@ -89,10 +89,13 @@ def measure(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup: i
         if before_each is not None:
             before_each(i)
         if cuda:
-            flush.zero_()
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
             _synchronize(device)
             t0 = _perf_counter_ns()
+            # The flush is queued, not waited for: while the GPU clears L2 the host launches the
+            # call, so the events see the kernels' time and not the launch path's (as do_bench does).
+            # The wall clock includes the flush; the calibration run cancels it out.
+            flush.zero_()
             _record(start)
             fn()
             _record(end)

@@ -1,7 +1,7 @@
 """The five gates in order, around one candidate process: `Verifier.verify(reference, candidate)`.
 
 A `Verifier` is long-lived (a Ray worker holds one per GPU): it owns the sandbox with its warm
-spare, the baseline cache and the secret the hidden cases are drawn from. `verify()` never raises
+spares, the baseline cache and the secret the hidden cases are drawn from. `verify()` never raises
 for anything the candidate does: a hostile candidate gets a verdict; only a failure of kgym itself
 sets `Verdict.error`.
 """
@@ -63,20 +63,20 @@ class VerifyConfig:
 
 
 class Verifier:
-    def __init__(self, config: VerifyConfig = VerifyConfig(), *, spare: bool = True,
+    def __init__(self, config: VerifyConfig = VerifyConfig(), *, spares: int = 1,
                  cache_dir: str | None = None, case_secret: bytes | None = None):
         self.config = config
         self.device = config.resolved_device()
         if self.device.type == "cuda" and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
-        self.sandbox = Sandbox(self._child_device(), spare=spare)
+        self.sandbox = Sandbox(self._child_device(), spares=spares)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
 
     def _child_device(self) -> str:
-        # The child sees only its own GPU through CUDA_VISIBLE_DEVICES set by its parent (Ray does
-        # this per actor), so "cuda" there means the same device as here.
-        return "cuda" if self.device.type == "cuda" else "cpu"
+        # The child inherits CUDA_VISIBLE_DEVICES (Ray sets it per actor), so the same index names
+        # the same GPU there.
+        return f"cuda:{self.device.index}" if self.device.type == "cuda" else "cpu"
 
     def close(self) -> None:
         self.sandbox.close()
@@ -118,12 +118,11 @@ class Verifier:
         warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if device.type == "cuda" else 1)
         mem_gb = cfg.memory_limit_gb or (32.0 if device.type == "cuda" else 8.0)
 
+        # KernelBench's convention, which the child follows too: seed, build on the CPU, then move.
         torch.manual_seed(cfg.seed)
         init_inputs = ref.get_init_inputs()
-        with torch.device(device):
-            torch.manual_seed(cfg.seed)
-            model = ref.Model(*init_inputs)
-        model = model.to(device)
+        torch.manual_seed(cfg.seed)
+        model = ref.Model(*init_inputs).to(device)
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -153,6 +152,9 @@ class Verifier:
         reply = proc.request({"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
                               "hybrid": cfg.hybrid, "memory_limit_bytes": int(mem_gb * 2**30)}, cfg.timeout_s)
         v.stages_s["load"] = time.perf_counter() - t
+        if reply.get("op") == "internal" and reply.get("phase") == "before_candidate":
+            # The harness broke before any candidate code ran: kgym's failure, not the kernel's.
+            raise RuntimeError(f"the candidate process failed before loading the candidate: {reply.get('reason')}")
         if reply.get("op") != "loaded":
             v.fail(_gate(reply, "compile"), str(reply.get("reason", reply))[:8000])
             return
@@ -408,5 +410,5 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def verify(reference: str, candidate: str, config: VerifyConfig = VerifyConfig()) -> Verdict:
     """One-shot verification (no spare process kept: the CLI's path)."""
-    with Verifier(config, spare=False) as verifier:
+    with Verifier(config, spares=0) as verifier:
         return verifier.verify(reference, candidate)
