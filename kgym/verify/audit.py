@@ -1,96 +1,199 @@
-"""A runtime tripwire in the candidate's process: a `sys.addaudithook` hook (which cannot be removed).
+"""Runtime tripwires of the candidate's process that watch Python itself, not PyTorch.
 
-When the candidate's own code (the innermost frame that is neither the standard library nor a frozen
-bootstrap frame belongs to the candidate's file) raises a sensitive audit event, the event is
-recorded as a violation and refused. Libraries may still do what they need: Triton runs ptxas and a C
-compiler, opens its cache, walks frames; only the candidate may not. A tripwire may only reject: a
-recorded violation fails the candidate whatever else it does, even if it catches the error.
+- A `sys.addaudithook` hook (hooks cannot be removed). A dangerous event (processes, signals,
+  sockets, ctypes, gc walks, tracing, rlimits, writes outside the private dir, ...) raised while any
+  frame of the candidate's file is on the stack is refused and recorded, whoever raises it: handing
+  `os.kill` to a library callback (torch's tree_map) does not launder it. Only Triton may run its
+  toolchain (ptxas, the C compiler) and only inside the private dir. Introspection events (frames,
+  code attributes) are refused when the candidate or a non-stdlib, non-Triton frame asks for them
+  on its behalf.
+- An import guard on `builtins.__import__`: an import from the candidate's frame must stay inside
+  torch, triton or math, also when the module is already loaded (then no audit event fires).
+- Tensor escape hatches (`Tensor.numpy`, `tolist`, `apply_`, `torch.from_numpy`, ...) that move
+  compute out of the dispatcher's sight: refused when the candidate is on the stack.
+Every violation is written at once to the append-only channel the parent reads (`report`), so a
+candidate that catches the error, or later reaches this object, cannot take it back.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 import sysconfig
+from typing import Any, Callable
 
-from kgym.verify.policy import import_allowed
+import torch
+
 
 _getframe = sys._getframe
 
-# Events the candidate's code may never raise.
+# Refused whenever the candidate's file is anywhere on the stack.
 _DENY_PREFIXES = (
-    "subprocess.", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-    "os.kill", "os.killpg", "os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown",
-    "os.symlink", "os.link", "os.truncate", "os.listdir", "os.scandir", "os.chdir", "os.putenv",
-    "os.unsetenv", "socket.", "ctypes.", "gc.get_", "sys._getframe", "sys._current_frames",
-    "sys.settrace", "sys.setprofile", "sys.addaudithook", "sys.setrecursionlimit", "resource.",
-    "marshal.", "pickle.find_class", "code.__new__", "function.__new__", "mmap.", "shutil.",
-    "object.__getattr__", "object.__setattr__", "object.__delattr__", "builtins.input",
-    "exec", "compile", "urllib.", "http.", "ftplib.", "webbrowser.", "signal.",
+    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill",
+    "os.killpg", "os.putenv", "os.unsetenv", "os.setuid", "os.setgid", "os.chroot", "os.chdir",
+    "socket.", "ctypes.", "gc.get_", "sys._current_frames", "sys.settrace", "sys.setprofile",
+    "sys.addaudithook", "sys.setrecursionlimit", "resource.", "marshal.", "pickle.find_class",
+    "code.__new__", "function.__new__", "mmap.", "builtins.input", "urllib.", "http.", "ftplib.",
+    "webbrowser.", "signal.", "cpython.", "sqlite3.", "winreg.",
 )
+# Allowed inside the private dir (Triton's cache), refused elsewhere while the candidate is on the stack.
+_PATH_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "os.symlink", "os.link",
+                "os.truncate", "os.listdir", "os.scandir", "os.mkdir", "shutil.")
+_PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec")
+_TOOLCHAIN = {"ptxas", "ptxas-blackwell", "gcc", "cc", "clang", "g++", "c++", "ld", "ldconfig",
+              "ldconfig.real", "nvdisasm", "cuobjdump", "nvlink", "fatbinary"}
+# Introspection: refused unless the direct caller is the standard library or Triton.
+_INTROSPECTION = ("sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
+                  "exec", "compile")
 _OPEN_DENY_DIRS = ("/proc", "/sys", "/dev")
+_RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__future__"})
+
+_ESCAPES_TENSOR = ("numpy", "tolist", "apply_", "map_", "map2_", "__array__", "__dlpack__")
+_ESCAPES_TORCH = ("from_numpy", "as_tensor", "asarray", "frombuffer", "from_dlpack")
 
 
 class AuditTripwire:
-    def __init__(self, candidate_file: str, writable_dir: str):
+    def __init__(self, candidate_file: str, writable_dir: str, report: Callable[[str, str], None]):
         self.candidate_file = os.path.realpath(candidate_file)
         self.writable_dir = os.path.realpath(writable_dir)
+        self.report = report
         self.violations: list[str] = []
         paths = sysconfig.get_paths()
         self._stdlib = tuple({os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib")})
         # site-packages usually lies inside the stdlib folder: library frames, not stdlib frames
         self._site = tuple({os.path.realpath(paths[k]) for k in ("purelib", "platlib")})
+        import triton
+
+        self._triton = os.path.dirname(os.path.realpath(triton.__file__))
+        self._kgym = os.path.dirname(os.path.realpath(__file__))  # the harness's own frames
         self._busy = False
 
-    def install(self) -> None:
-        sys.addaudithook(self._hook)
+    # --- frames -------------------------------------------------------------------------------
+    def _is_stdlib(self, name: str) -> bool:
+        return name.startswith("<frozen") or (name.startswith(self._stdlib) and not name.startswith(self._site))
 
-    def _caller_is_candidate(self) -> bool:
-        frame = _getframe(2)
+    def candidate_on_stack(self, depth: int = 2) -> bool:
+        """Is the candidate's file on the stack, from `depth` frames above this function up?"""
+        frame = _getframe(depth)
         while frame is not None:
-            name = frame.f_code.co_filename
-            if name == self.candidate_file:
+            if frame.f_code.co_filename == self.candidate_file:
                 return True
-            stdlib = name.startswith(self._stdlib) and not name.startswith(self._site)
-            if not (name.startswith("<frozen") or stdlib):
-                return False
             frame = frame.f_back
         return False
 
+    def _first_non_stdlib(self, depth: int) -> str:
+        """File of the innermost non-stdlib frame, `depth` frames above this function."""
+        frame = _getframe(depth)
+        while frame is not None and self._is_stdlib(frame.f_code.co_filename):
+            frame = frame.f_back
+        return frame.f_code.co_filename if frame is not None else ""
+
+    # --- the rules --------------------------------------------------------------------------------
+    def violation(self, why: str) -> None:
+        self.violations.append(why)
+        self.report("policy", f"sandbox: {why}")
+
+    def _path_ok(self, path: Any) -> bool:
+        if isinstance(path, (bytes, os.PathLike)):
+            path = os.fsdecode(path)
+        return isinstance(path, str) and os.path.realpath(path).startswith(self.writable_dir)
+
     def _denied(self, event: str, args: tuple) -> str | None:
-        if event == "import":
-            module = args[0] if args else ""
-            if isinstance(module, str) and not import_allowed(module):
-                return f"import of {module!r} at run time"
-            return None
         if event == "open":
             path, mode = (args + (None, None))[:2]
-            if not isinstance(path, str):
-                return "open() of a file descriptor"
-            real = os.path.realpath(path)
+            if not isinstance(path, (str, bytes, os.PathLike)):
+                return None  # an already-open descriptor (os.fdopen): the open itself was checked
+            real = os.path.realpath(os.fsdecode(path))
             if real.startswith(_OPEN_DENY_DIRS):
                 return f"open({path!r})"
             writing = isinstance(mode, str) and any(c in mode for c in "wax+")
             if writing and not real.startswith(self.writable_dir):
                 return f"open({path!r}, {mode!r}) for writing"
             return None
+        if event.startswith(_PROCESS_EVENTS):
+            exe = args[0] if args else ""
+            if isinstance(exe, (list, tuple)):
+                exe = exe[0] if exe else ""
+            exe = os.path.basename(os.fsdecode(exe)) if isinstance(exe, (str, bytes, os.PathLike)) else ""
+            if exe in _TOOLCHAIN and self._first_non_stdlib(3).startswith(self._triton):
+                return None
+            return f"{event} {str(args)[:120]}"
+        if event.startswith(_PATH_EVENTS):
+            return None if args and self._path_ok(args[0]) else f"{event} {str(args)[:120]}"
         if event.startswith(_DENY_PREFIXES):
+            return f"{event} {str(args)[:120]}"
+        if event in _INTROSPECTION:
+            caller = _getframe(2).f_code.co_filename  # the frame that raised the event
+            if self._is_stdlib(caller) or caller.startswith((self._triton, self._kgym)):
+                return None
             return f"{event} {str(args)[:120]}"
         return None
 
     def _hook(self, event: str, args: tuple) -> None:
         if self._busy:
             return
-        if not (event in ("import", "open") or event.startswith(_DENY_PREFIXES)):
+        if not (event == "open" or event.startswith(_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS)
+                or event in _INTROSPECTION):
             return
         self._busy = True
         try:
-            if not self._caller_is_candidate():
+            if not self.candidate_on_stack(2):
                 return
             why = self._denied(event, args)
         finally:
             self._busy = False
         if why:
-            self.violations.append(why)
+            self.violation(why)
             raise PermissionError(f"kgym sandbox: {why} is not allowed")
 
+    # --- installation -------------------------------------------------------------------------
+    def install(self) -> None:
+        sys.addaudithook(self._hook)
+        self._install_import_guard()
+        self._install_escape_tripwires()
+
+    def _install_import_guard(self) -> None:
+        original = builtins.__import__
+        tripwire = self
+
+        def guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+            # C code importing lazily (torch's dispatcher does) also lands here with the candidate's
+            # frame on top, so submodules of the allowed packages pass; anything else is refused.
+            caller = _getframe(1).f_code.co_filename
+            top = name.partition(".")[0]
+            if caller == tripwire.candidate_file and (level or top not in _RUNTIME_IMPORT_PACKAGES):
+                tripwire.violation(f"import of {name!r} at run time")
+                raise PermissionError(f"kgym sandbox: import of {name!r} is not allowed")
+            return original(name, globals, locals, fromlist, level)
+
+        builtins.__import__ = guarded_import
+        self.import_guard = guarded_import
+
+    def _install_escape_tripwires(self) -> None:
+        self.escapes: dict[str, Any] = {}
+        for owner, names in ((torch.Tensor, _ESCAPES_TENSOR), (torch, _ESCAPES_TORCH)):
+            for name in names:
+                original = getattr(owner, name, None)
+                if original is None:
+                    continue
+                wrapped = self._escape_wrapper(f"{getattr(owner, '__name__', 'torch')}.{name}", original)
+                setattr(owner, name, wrapped)
+                self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)
+
+    def _escape_wrapper(self, label: str, original: Any) -> Any:
+        tripwire = self
+
+        def wrapper(*args, **kwargs):
+            if tripwire.candidate_on_stack(2):
+                tripwire.violation(f"{label}() moves compute out of PyTorch's dispatcher and Triton")
+                raise PermissionError(f"kgym sandbox: {label}() is not allowed")
+            return original(*args, **kwargs)
+
+        return wrapper
+
+    def intact(self) -> bool:
+        """Are the import guard and the escape tripwires still in place?"""
+        if builtins.__import__ is not self.import_guard:
+            return False
+        return all(getattr(owner, name, None) is wrapped for owner, name, wrapped in self.escapes.values())

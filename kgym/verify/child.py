@@ -34,6 +34,21 @@ from kgym.verify.shared import open_handle
 from kgym.verify.wire import recv_command, send_reply
 
 MAX_TEXT = 4000
+_write = os.write
+
+
+def _make_report() -> Any:
+    """The tripwires' append-only channel to the parent (a pipe): one line per violation."""
+    fd = int(os.environ.get("KGYM_REPORT_FD", "-1"))
+
+    def report(gate: str, reason: str) -> None:
+        line = f"{gate}\t{reason}".replace("\n", " ")[:2000] + "\n"
+        try:
+            _write(fd, line.encode(errors="replace"))
+        except OSError:
+            pass
+
+    return report
 
 
 def _tail(text: str, n: int = MAX_TEXT) -> str:
@@ -73,6 +88,8 @@ class Child:
         self.guard: ComputeGuard | None = None
         self.snapshot: dict[str, Any] = {}
         self.threads_at_load = 0
+        self.report = _make_report()
+        self.reported: set[str] = set()
 
     # --- start-up -------------------------------------------------------------------------
     def warm_up(self) -> float:
@@ -115,8 +132,14 @@ class Child:
         found = [f"{k} was replaced" for k, v in now.items() if self.snapshot.get(k) is not v]
         if not self.counter.intact():
             found.append("Triton's launch hook was removed")
+        if self.audit is not None and not self.audit.intact():
+            found.append("the import guard or a tensor tripwire was removed")
         if threading.active_count() > self.threads_at_load:
             found.append("the candidate started a thread")
+        for f in found:
+            if f not in self.reported:
+                self.reported.add(f)
+                self.report("isolation", f"tampering: {f}")
         return found
 
     # --- commands ---------------------------------------------------------------------------
@@ -130,8 +153,9 @@ class Child:
             self.counter.install()
             self._take_snapshot()
             self.threads_at_load = threading.active_count()
-            self.audit = AuditTripwire(path, self.workdir)
+            self.audit = AuditTripwire(path, self.workdir, self.report)
             self.audit.install()
+            self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
         try:
@@ -184,7 +208,7 @@ class Child:
         with torch.no_grad(), self.guard:
             out = self.model(*inputs)
             if not self.guard.stack_intact():
-                self.guard.violations.append("the dispatch guard was removed from the mode stack")
+                self.guard.record("the dispatch guard was removed from the mode stack")
         return out
 
     def _check_output(self, out: Any, inputs: list[Any], expect: torch.Tensor) -> tuple[dict, str | None]:
@@ -214,7 +238,6 @@ class Child:
     def forward(self, msg: dict[str, Any]) -> dict[str, Any]:
         inputs = [open_handle(x) if _is_handle(x) else x for x in msg["inputs"]]
         expect = open_handle(msg["output"])
-        self.guard = self.guard or ComputeGuard(self.hybrid)
         self.counter.reset()
         reply: dict[str, Any] = {"op": "forward_done"}
         prof = None
@@ -233,14 +256,17 @@ class Child:
             torch.cuda.synchronize(self.device)
         reply["launches"] = self.counter.launches
         reply["kernels"] = sorted(set(self.counter.kernels))
+        reply["signature"] = self.counter.signature()
         if prof is not None:
             events = prof.events()
             forbidden, library = forbidden_profiled_ops(events, self.hybrid)
-            if forbidden:
-                self.guard.violations.extend(f"{name} (seen by the profiler)" for name in forbidden)
-            reply["library_calls"] = library
             if self.device.type == "cuda":
-                reply["device_kernels"] = sorted(set(device_kernel_names(events)))
+                device_names = device_kernel_names(events)
+                reply["device_kernels"] = sorted(set(device_names))
+                forbidden += [n for n in dict.fromkeys(device_names) if "DtoH" in n or "HtoD" in n]
+            for name in forbidden:
+                self.guard.record(f"{name} (seen by the profiler)")
+            reply["library_calls"] = library
         else:
             reply["library_calls"] = len(self.guard.library_calls)
         problems = self._violations()
@@ -263,37 +289,55 @@ class Child:
         return reply
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Gate 5 in this process. The outputs of a few secret runs (`checks`) go to the parent's
+        buffers between runs, untimed: a candidate that skips work on some runs is caught there."""
         inputs = [open_handle(x) if _is_handle(x) else x for x in msg["inputs"]]
         bases = [open_handle(x) if _is_handle(x) else x for x in msg["bases"]]
-        expect = open_handle(msg["output"])
+        checks = {int(k): open_handle(h) for k, h in msg["checks"].items()}
         scales: list[float] = msg["scales"]
         guarded_runs = set(msg["guarded_runs"])
         calib = timing.measure(lambda: None, device=self.device, runs=20, warmup=2)
-        last: list[Any] = [None]
-        state = {"i": 0}
+        state: dict[str, Any] = {"i": -1, "out": None, "problem": None}
+        signatures: set[str] = set()
+
+        def hand_over() -> None:
+            """Copy the output of the run just timed, if the parent asked for it."""
+            i, out = state["i"], state["out"]
+            if i in checks and state["problem"] is None:
+                meta, problem = self._check_output(out, inputs, checks[i])
+                if problem is None:
+                    checks[i].copy_(out)
+                else:
+                    state["problem"] = f"run {i}: {problem}"
 
         def before_each(i: int) -> None:
+            hand_over()
             state["i"] = i
+            state["out"] = None
             timing.refresh(inputs, bases, scales[i] if i >= 0 else scales[0])
 
         def fn() -> None:
-            last[0] = self._call(inputs, guarded=state["i"] < 0 or state["i"] in guarded_runs)
+            self.counter.reset()
+            state["out"] = self._call(inputs, guarded=state["i"] < 0 or state["i"] in guarded_runs)
+            if state["i"] >= 0:
+                signatures.add(self.counter.signature())
 
         try:
             m = timing.measure(fn, device=self.device, runs=len(scales), warmup=int(msg["warmup"]),
                                before_each=before_each)
+            hand_over()
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
-        meta, problem = self._check_output(last[0], inputs, expect)
-        if problem is None:
-            expect.copy_(last[0])
         keep = [k for k in range(len(scales)) if k not in guarded_runs]
         return {"op": "timed", "times_ms": [m.times_ms[k] for k in keep],
                 "wall_ms": [m.wall_ms[k] for k in keep], "clock": m.clock,
-                "calib_hidden_ms": calib.hidden_ms, "out": meta, "problem": problem}
+                "calib_hidden_ms": calib.hidden_ms, "problem": state["problem"],
+                "signatures": sorted(signatures)}
 
     def serve(self) -> None:
         send_reply(self.sock, {"op": "ready", "pid": os.getpid(), "warm_s": self.warm_up()})
@@ -326,6 +370,16 @@ def _critical_objects() -> dict[str, Any]:
         "timing._elapsed_time": timing._elapsed_time,
         "timing._perf_counter_ns": timing._perf_counter_ns,
         "timing._synchronize": timing._synchronize,
+        "timing.Measurement": timing.Measurement,
+        "timing.refresh": timing.refresh,
+        "timing.scales": timing.scales,
+        "send_reply": send_reply,
+        "open_handle": open_handle,
+        "Child.time": Child.time,
+        "Child.forward": Child.forward,
+        "Child._call": Child._call,
+        "Child._violations": Child._violations,
+        "Child._check_output": Child._check_output,
         "torch.Tensor.copy_": torch.Tensor.copy_,
         "torch.nn.Module.__call__": torch.nn.Module.__call__,
         "JITFunction.__getitem__": JITFunction.__getitem__,

@@ -12,7 +12,7 @@ Two independent layers, both tripwires (they can only reject):
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
@@ -37,6 +37,10 @@ ALLOWED_OPS = frozenset({
     "record_stream",
 })
 
+# Copies that may move data between host and device: refused on a GPU during forward().
+HOST_COPY_OPS = frozenset({"copy_", "_to_copy", "to", "_copy_from", "_copy_from_and_resize", "copy",
+                           "set_", "lift_fresh", "lift_fresh_copy"})
+
 # The one library call a hybrid task may make (cuBLAS GEMM or cuDNN convolution).
 LIBRARY_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "convolution", "_convolution",
                          "cudnn_convolution", "mkldnn_convolution", "convolution_overrideable"})
@@ -52,25 +56,46 @@ class IsolationViolation(RuntimeError):
     """Raised into the candidate when PyTorch is asked to compute during forward()."""
 
 
+def _touches_host(args: Any, kwargs: dict) -> bool:
+    """Does a copy read or write host memory (the way to compute on the CPU behind a GPU's back)?"""
+    dev = kwargs.get("device")
+    if dev is not None and torch.device(dev).type == "cpu":
+        return True
+    items = list(args) + list(kwargs.values())
+    return any(isinstance(x, torch.Tensor) and x.device.type == "cpu" and x.dim() > 0 for x in items)
+
+
 class ComputeGuard(TorchDispatchMode):
-    def __init__(self, hybrid: bool):
+    def __init__(self, hybrid: bool, device_type: str = "cpu", report: Callable[[str, str], None] | None = None):
         super().__init__()
         self.hybrid = hybrid
+        self.device_type = device_type
+        self.report = report
         self.violations: list[str] = []
         self.library_calls: list[str] = []
+
+    def record(self, what: str) -> None:
+        self.violations.append(what)
+        if self.report is not None:
+            self.report("isolation", f"PyTorch computed in forward(): {what}")
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         name = op_name(func)
         namespace = func.namespace if hasattr(func, "namespace") else "aten"
+        kwargs = kwargs or {}
         if namespace in ("aten", "prim") and name in ALLOWED_OPS:
-            return func(*args, **(kwargs or {}))
+            if self.device_type == "cuda" and name in HOST_COPY_OPS and _touches_host(args, kwargs):
+                self.record(f"{namespace}::{name} to or from host memory")
+                raise IsolationViolation("kgym guard: copying data to or from the host in forward() is not "
+                                         "allowed on a GPU")
+            return func(*args, **kwargs)
         if self.hybrid and namespace == "aten" and name in LIBRARY_OPS:
             self.library_calls.append(name)
             if len(self.library_calls) == 1:
-                return func(*args, **(kwargs or {}))
-            self.violations.append(f"{namespace}::{name} (a second library call; hybrid tasks allow one)")
+                return func(*args, **kwargs)
+            self.record(f"{namespace}::{name} (a second library call; hybrid tasks allow one)")
         else:
-            self.violations.append(f"{namespace}::{name}")
+            self.record(f"{namespace}::{name}")
         raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed "
                                  "in forward(); write it as a Triton kernel")
 

@@ -1,4 +1,4 @@
-"""Gate 2's launch count, in the candidate's process: how many Triton kernels a forward launched.
+"""Gate 2's launch count, in the candidate's process: which Triton kernels a forward launched.
 
 The hook wraps `run` on Triton's JITFunction (compiled) and InterpretedFunction (TRITON_INTERPRET=1)
 classes before the candidate is loaded; `kernel[grid](...)` and autotuned kernels both end there.
@@ -11,10 +11,22 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 
+def _describe(x: Any) -> Any:
+    """What a launch argument says about the work: tensors by shape/dtype/device, scalars by value."""
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return ("T", tuple(x.shape), str(x.dtype), str(getattr(x, "device", "")))
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if isinstance(x, (tuple, list)):
+        return tuple(_describe(y) for y in x)
+    return type(x).__name__
+
+
 class LaunchCounter:
     def __init__(self) -> None:
         self.launches = 0
         self.kernels: list[str] = []
+        self.calls: list[tuple] = []  # (kernel, grid, args) per launch since the last reset
         self.installed: list[tuple[type, Any, Any]] = []  # (class, original run, our wrapper)
 
     def install(self) -> None:
@@ -27,8 +39,14 @@ class LaunchCounter:
 
             def run(self, *args, _original=original, **kwargs):
                 if not kwargs.get("warmup", False):
+                    name = getattr(self, "__name__", None) or self.fn.__name__
+                    grid = kwargs.get("grid")
                     counter.launches += 1
-                    counter.kernels.append(getattr(self, "__name__", None) or self.fn.__name__)
+                    counter.kernels.append(name)
+                    counter.calls.append((name, "callable" if callable(grid) else _describe(grid),
+                                          _describe(args),
+                                          tuple(sorted((k, _describe(v)) for k, v in kwargs.items()
+                                                       if k not in ("grid", "warmup")))))
                 return _original(self, *args, **kwargs)
 
             cls.run = run
@@ -41,6 +59,14 @@ class LaunchCounter:
     def reset(self) -> None:
         self.launches = 0
         self.kernels = []
+        self.calls = []
+
+    def signature(self) -> str:
+        """A digest of the launches since the last reset: kernels, grids, argument shapes and scalars.
+        Timed runs must launch what the verified runs launched."""
+        import hashlib
+
+        return hashlib.sha256(repr(self.calls).encode()).hexdigest()[:16]
 
 
 def device_kernel_names(events: Iterable[Any]) -> list[str]:

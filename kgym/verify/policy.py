@@ -26,9 +26,11 @@ ALLOWED_IMPORTS = (
     "triton.language",
     "triton.language.extra",  # and its submodules: libdevice for erf, tanh, ...
     "math",
-    "typing",
     "__future__",
 )
+# `typing` re-exports stdlib modules (typing.operator.attrgetter reaches any name from a string):
+# only `from typing import X` for X in typing.__all__ is allowed, never the module itself.
+TYPING_NAMES = frozenset(__import__("typing").__all__)
 
 BANNED_NAMES = {
     "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "breakpoint",
@@ -55,6 +57,15 @@ BANNED_ATTRIBUTES = {
     "Stream", "current_stream", "stream", "set_stream", "default_stream",
     # frames and code objects
     "f_back", "f_globals", "f_locals", "gi_frame", "cr_frame", "tb_frame", "co_code",
+    # stdlib modules re-exported as attributes, and the tools that turn strings into attributes
+    "typing", "operator", "functools", "attrgetter", "methodcaller", "itemgetter", "partial", "types",
+    "weakref", "copyreg", "pickle", "marshal", "contextlib", "warnings", "linecache", "traceback",
+    "tokenize", "dis", "codeop", "pdb", "runpy", "pkgutil", "site", "sysconfig", "platform",
+    "tempfile", "glob", "shlex", "pty", "select", "selectors", "asyncio", "concurrent", "queue",
+    "atexit", "faulthandler", "tracemalloc", "_pytree", "pytree", "tree_map", "dataclasses", "abc",
+    "collections", "copy", "enum", "json", "re", "struct", "mmap", "resource", "kgym",
+    # Python-level compute on tensor memory, out of the dispatcher's sight
+    "apply_", "map_", "map2_", "as_tensor", "asarray", "__array__", "__dlpack__",
 }
 
 ALLOWED_DUNDERS = {"__init__"}
@@ -110,6 +121,8 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "import", "relative imports are not allowed")
         for alias in node.names:
             full = f"{module}.{alias.name}"
+            if module == "typing" and alias.name in TYPING_NAMES:
+                continue
             if alias.name == "*":
                 self.flag(node, "import", f"'from {module} import *' is not allowed")
             elif not (import_allowed(module) and (import_allowed(full) or not _is_module_like(alias.name))):

@@ -47,6 +47,9 @@ class CandidateProcess:
         self.workdir = tempfile.mkdtemp(prefix="kgym-cand-")
         os.chmod(self.workdir, 0o700)
         parent_sock, child_sock = socket.socketpair()
+        # The tripwires' append-only channel: what the child writes here, it cannot take back.
+        report_r, report_w = os.pipe()
+        os.set_blocking(report_r, False)
         env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
         env.update({
             "HOME": self.workdir,
@@ -55,6 +58,7 @@ class CandidateProcess:
             "PYTHONPATH": os.pathsep.join([_KGYM_ROOT] + [p for p in sys.path if p and os.path.isdir(p)]),
             "PYTHONDONTWRITEBYTECODE": "1",
             "KGYM_CHILD_FD": str(child_sock.fileno()),
+            "KGYM_REPORT_FD": str(report_w),
             "KGYM_DEVICE": device,
         })
         if device == "cpu":
@@ -68,9 +72,13 @@ class CandidateProcess:
             self.proc = subprocess.Popen(
                 [sys.executable, "-P", "-m", "kgym.verify.child"],
                 cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                close_fds=True, pass_fds=(child_sock.fileno(),), start_new_session=True)
+                close_fds=True, pass_fds=(child_sock.fileno(), report_w), start_new_session=True)
         child_sock.close()
+        os.close(report_w)
         self.sock = parent_sock
+        self._report_fd = report_r
+        self._report_buf = b""
+        self.reports: list[tuple[str, str]] = []  # (gate, reason), in the order the child wrote them
         self.started = time.monotonic()
         self.ready_info: dict[str, Any] | None = None
 
@@ -111,6 +119,30 @@ class CandidateProcess:
         except OSError:
             return ""
 
+    def drain_reports(self) -> list[tuple[str, str]]:
+        """Read what the tripwires wrote; a channel closed while the process lives is tampering."""
+        while True:
+            try:
+                chunk = os.read(self._report_fd, 65536)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                if self.proc.poll() is None and not self.reports:
+                    self.reports.append(("isolation", "tampering: the tripwire channel was closed"))
+                break
+            self._report_buf += chunk
+            if len(self._report_buf) > 1 << 20:
+                self._report_buf = self._report_buf[-(1 << 20):]
+        *lines, self._report_buf = self._report_buf.split(b"\n")
+        for line in lines:
+            gate, _, reason = line.decode(errors="replace").partition("\t")
+            if gate not in ("policy", "isolation"):
+                gate = "isolation"
+            self.reports.append((gate, reason[:2000] or "tripwire"))
+        return self.reports
+
     def wait_ready(self, timeout: float) -> dict[str, Any]:
         if self.ready_info is None:
             msg = self._recv(timeout)
@@ -124,7 +156,10 @@ class CandidateProcess:
             send_command(self.sock, msg)
         except OSError as e:
             raise ChildFailure("crash", self._death_note(str(e))) from None
-        return self._recv(timeout)
+        try:
+            return self._recv(timeout)
+        finally:
+            self.drain_reports()
 
     def kill(self) -> None:
         try:
@@ -136,6 +171,10 @@ class CandidateProcess:
         except subprocess.TimeoutExpired:
             pass
         self.sock.close()
+        try:
+            os.close(self._report_fd)
+        except OSError:
+            pass
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 

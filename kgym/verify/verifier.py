@@ -29,6 +29,7 @@ from kgym.verify.shared import SharedArena
 from kgym.verify.verdict import CaseResult, Timing, Verdict
 
 FLAG_SPEEDUP = 10.0
+CHECKED_RUNS = 3  # timed runs whose outputs the parent verifies (the last and two secret others)
 
 
 @dataclass(frozen=True)
@@ -143,15 +144,32 @@ class Verifier:
             if device.type == "cuda":
                 torch.cuda.empty_cache()
 
+    def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: Verdict) -> dict[str, Any] | None:
+        """One request to the child. None when a tripwire fired (the verdict then says which)."""
+        try:
+            reply = proc.request(msg, timeout)
+        except ChildFailure:
+            if proc.reports:  # a violation recorded before the hang or the death comes first
+                v.fail(*proc.reports[0])
+                return None
+            raise
+        if proc.reports:
+            v.fail(*proc.reports[0])
+            return None
+        return reply
+
     def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
                source: str, init_inputs: list[Any], cfg: VerifyConfig, v: Verdict, runs: int,
                warmup: int, mem_gb: float) -> None:
         device = self.device
+        self._last_signature = ""  # launches of the last verified forward; timed runs must match it
         # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
         t = time.perf_counter()
-        reply = proc.request({"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
-                              "hybrid": cfg.hybrid, "memory_limit_bytes": int(mem_gb * 2**30)}, cfg.timeout_s)
+        reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
+                                 "hybrid": cfg.hybrid, "memory_limit_bytes": int(mem_gb * 2**30)}, cfg.timeout_s, v)
         v.stages_s["load"] = time.perf_counter() - t
+        if reply is None:
+            return
         if reply.get("op") == "internal" and reply.get("phase") == "before_candidate":
             # The harness broke before any candidate code ran: kgym's failure, not the kernel's.
             raise RuntimeError(f"the candidate process failed before loading the candidate: {reply.get('reason')}")
@@ -226,30 +244,35 @@ class Verifier:
 
     def _run_case(self, proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out, model,
                   name, reference_first, cfg, v, profile) -> CaseResult | None:
-        reply = proc.request({"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
-                             cfg.timeout_s)
+        reply = self._ask(proc, {"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
+                          cfg.timeout_s, v)
+        if reply is None:
+            return None
         if reply.get("op") != "forward_done":
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
-        launches = int(reply.get("launches", 0))
+        launches = _int(reply, "launches")
         v.launches = v.launches or launches
-        v.library_calls = max(v.library_calls, int(reply.get("library_calls", 0)))
+        v.library_calls = max(v.library_calls, _int(reply, "library_calls"))
+        self._last_signature = _str(reply, "signature")
         if launches == 0:
             v.fail("launch", "forward() launched no Triton kernel (a kernel that is defined but never "
                    "launched does not count)")
             return None
         if "device_kernels" in reply:
-            on_device = confirmed_on_device(reply.get("kernels", []), reply["device_kernels"])
+            on_device = confirmed_on_device(_strs(reply, "kernels"), _strs(reply, "device_kernels"))
             v.device_launches = on_device if v.device_launches is None else min(v.device_launches, on_device)
             if on_device == 0:
                 v.fail("launch", "no Triton kernel ran on the device (profiler saw: "
-                       f"{', '.join(reply['device_kernels'][:5]) or 'nothing'})")
+                       f"{', '.join(_strs(reply, 'device_kernels')[:5]) or 'nothing'})")
                 return None
-        if reply.get("problem"):
+        problem = reply.get("problem")
+        if problem:
+            problem = str(problem)[:2000]
             if reply.get("problem_gate") == "isolation":
-                v.fail("isolation", reply["problem"])
+                v.fail("isolation", problem)
                 return None
-            return CaseResult(name, False, None, None, False, _order(reference_first), reply["problem"])
+            return CaseResult(name, False, None, None, False, _order(reference_first), problem)
         if ref_out is None:
             ref_out = _reference_forward(model, inputs)
         mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
@@ -286,15 +309,25 @@ class Verifier:
                     work.append(wb); bases.append((bb, x)); handles_work.append(wh); handles_base.append(bh)
                 else:
                     work.append(x); handles_work.append(x); handles_base.append(x)
+            # The outputs of the last run and of CHECKED_RUNS - 1 secret others are verified here.
+            checked = sorted(set(rng.sample(range(total - 1), min(CHECKED_RUNS - 1, total - 1))) | {total - 1})
+            checked = [k for k in checked if k not in guarded] or [max(set(range(total)) - set(guarded))]
             shape, dtype = _output_spec(model, nominal)
-            out_buf, out_h = arena.empty(shape, dtype)
-            _poison_buffer(out_buf)
-            held.extend([out_buf, *_tensors(work), *(b for b, _ in bases)])
+            check_bufs, check_handles = {}, {}
+            for k in checked:
+                buf, h = arena.empty(shape, dtype)
+                _poison_buffer(buf)
+                check_bufs[k], check_handles[k] = buf, h
+            held.extend([*check_bufs.values(), *_tensors(work), *(b for b, _ in bases)])
             per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
             budget = cfg.timeout_s + 3 * (total + warmup + 20) * per_forward
-            reply = proc.request({"op": "time", "inputs": handles_work, "bases": handles_base,
-                                  "output": out_h, "scales": scales, "guarded_runs": guarded,
-                                  "warmup": warmup}, budget)
+            t_sent = time.perf_counter()
+            reply = self._ask(proc, {"op": "time", "inputs": handles_work, "bases": handles_base,
+                                     "checks": check_handles, "scales": scales, "guarded_runs": guarded,
+                                     "warmup": warmup}, budget, v)
+            elapsed_ms = (time.perf_counter() - t_sent) * 1e3
+            if reply is None:
+                return None
             if reply.get("op") != "timed":
                 v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
                 return None
@@ -302,26 +335,35 @@ class Verifier:
                 v.fail("correctness", "the candidate modified its inputs during the timed runs")
                 return None
             if reply.get("problem"):
-                v.fail("correctness", f"timed runs: {reply['problem']}")
+                v.fail("correctness", f"timed runs: {str(reply['problem'])[:2000]}")
                 return None
-            # The last timed run's output must be right for its (freshly scaled) inputs: a cache keyed
-            # on pointers or on a sample of the content returns a stale answer here.
-            last_inputs = [x * scales[-1] if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                           for x in nominal]
-            cmp = cases_mod.compare(out_buf, _reference_forward(model, last_inputs))
-            if not cmp.passed:
-                v.fail("correctness", "the output of the last timed run is wrong for its inputs (a cached "
-                       f"or stale result?): {cmp.note}")
+            signatures = _strs(reply, "signatures")
+            if signatures != [self._last_signature]:
+                v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or shapes) than "
+                       "the verified runs")
                 return None
-            m = timing.Measurement([float(x) for x in reply["times_ms"]], [float(x) for x in reply["wall_ms"]],
-                                   str(reply.get("clock")))
-            if len(m.times_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
-                v.fail("timing", "the candidate's process returned malformed timings")
+            # Each checked run's output must be right for its freshly scaled inputs: a cache keyed on
+            # pointers or content, or work skipped on some runs, leaves a stale answer here.
+            for k, buf in check_bufs.items():
+                run_inputs = [x * scales[k] if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                              for x in nominal]
+                cmp = cases_mod.compare(buf, _reference_forward(model, run_inputs))
+                del run_inputs
+                if not cmp.passed:
+                    v.fail("correctness", f"the output of timed run {k} is wrong for its inputs (a cached, "
+                           f"stale or skipped result?): {cmp.note}")
+                    return None
+            m = timing.Measurement(_floats(reply, "times_ms"), _floats(reply, "wall_ms"), _str(reply, "clock"))
+            if len(m.times_ms) != runs or len(m.wall_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
+                raise ChildFailure("crash", "the candidate's process returned malformed timings")
+            if sum(m.wall_ms) > elapsed_ms:
+                v.fail("timing", f"the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
+                       f"clocked it ({elapsed_ms:.1f} ms): the timer was tampered with")
                 return None
             if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
                 v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
                 return None
-            hidden = m.hidden_ms - float(reply.get("calib_hidden_ms", 0.0))
+            hidden = m.hidden_ms - _float(reply, "calib_hidden_ms")
             if device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
                 v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
                        f"by {hidden:.3f} ms per run (side stream or thread?)")
@@ -359,6 +401,45 @@ class Verifier:
             v.timings[kind] = t
         if "compile" not in v.timings:
             v.timings["compile"] = None
+
+
+def _malformed(key: str) -> ChildFailure:
+    return ChildFailure("crash", f"the candidate's process sent a malformed reply ({key!r})")
+
+
+def _int(reply: dict[str, Any], key: str) -> int:
+    x = reply.get(key, 0)
+    if type(x) is not int:  # noqa: E721 - bool and other look-alikes are malformed too
+        raise _malformed(key)
+    return x
+
+
+def _float(reply: dict[str, Any], key: str) -> float:
+    x = reply.get(key, 0.0)
+    if type(x) not in (int, float):
+        raise _malformed(key)
+    return float(x)
+
+
+def _floats(reply: dict[str, Any], key: str) -> list[float]:
+    xs = reply.get(key)
+    if not isinstance(xs, list) or any(type(x) not in (int, float) for x in xs):
+        raise _malformed(key)
+    return [float(x) for x in xs]
+
+
+def _str(reply: dict[str, Any], key: str) -> str:
+    x = reply.get(key, "")
+    if not isinstance(x, str):
+        raise _malformed(key)
+    return x
+
+
+def _strs(reply: dict[str, Any], key: str) -> list[str]:
+    xs = reply.get(key, [])
+    if not isinstance(xs, list) or any(not isinstance(x, str) for x in xs):
+        raise _malformed(key)
+    return xs
 
 
 def _tensors(items: list[Any]) -> list[torch.Tensor]:
