@@ -47,6 +47,7 @@ _TOOLCHAIN = {"ptxas", "ptxas-blackwell", "gcc", "cc", "clang", "g++", "c++", "l
 _INTROSPECTION = ("sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
                   "exec", "compile")
 _OPEN_DENY_DIRS = ("/proc", "/sys", "/dev")
+_HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"})  # subprocess uses /dev/null
 _RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__future__"})
 
 _ESCAPES_TENSOR = ("numpy", "tolist", "apply_", "map_", "map2_", "__array__", "__dlpack__")
@@ -95,6 +96,8 @@ class AuditTripwire:
         self.report("policy", f"sandbox: {why}")
 
     def _path_ok(self, path: Any) -> bool:
+        if isinstance(path, int):
+            return True  # an already-open descriptor: opening it was checked (shutil.rmtree uses these)
         if isinstance(path, (bytes, os.PathLike)):
             path = os.fsdecode(path)
         return isinstance(path, str) and os.path.realpath(path).startswith(self.writable_dir)
@@ -105,14 +108,20 @@ class AuditTripwire:
             if not isinstance(path, (str, bytes, os.PathLike)):
                 return None  # an already-open descriptor (os.fdopen): the open itself was checked
             real = os.path.realpath(os.fsdecode(path))
-            if real.startswith(_OPEN_DENY_DIRS):
+            if real.startswith(_OPEN_DENY_DIRS) and real not in _HARMLESS_DEVICES:
                 return f"open({path!r})"
             writing = isinstance(mode, str) and any(c in mode for c in "wax+")
             if writing and not real.startswith(self.writable_dir):
                 return f"open({path!r}, {mode!r}) for writing"
             return None
         if event.startswith(_PROCESS_EVENTS):
-            exe = args[0] if args else ""
+            # subprocess.Popen: (executable, args, cwd, env), executable often None; os.posix_spawn and
+            # os.exec: (path, argv, env)
+            exe = args[0] if args else None
+            if exe is None and len(args) > 1 and isinstance(args[1], (list, tuple)) and args[1]:
+                exe = args[1][0]
+            elif exe is None and len(args) > 1 and isinstance(args[1], (str, bytes)):
+                exe = args[1].split()[0] if args[1].split() else ""
             if isinstance(exe, (list, tuple)):
                 exe = exe[0] if exe else ""
             exe = os.path.basename(os.fsdecode(exe)) if isinstance(exe, (str, bytes, os.PathLike)) else ""

@@ -301,8 +301,10 @@ class Child:
         signatures: set[str] = set()
 
         def hand_over() -> None:
-            """Copy the output of the run just timed, if the parent asked for it."""
+            """Untimed, after a run: its launch signature, and its output if the parent asked for it."""
             i, out = state["i"], state["out"]
+            if i >= 0:
+                signatures.add(self.counter.signature())
             if i in checks and state["problem"] is None:
                 meta, problem = self._check_output(out, inputs, checks[i])
                 if problem is None:
@@ -314,13 +316,11 @@ class Child:
             hand_over()
             state["i"] = i
             state["out"] = None
+            self.counter.reset()
             timing.refresh(inputs, bases, scales[i] if i >= 0 else scales[0])
 
-        def fn() -> None:
-            self.counter.reset()
+        def fn() -> None:  # timed: nothing but the call (host work after the launch would be timed too)
             state["out"] = self._call(inputs, guarded=state["i"] < 0 or state["i"] in guarded_runs)
-            if state["i"] >= 0:
-                signatures.add(self.counter.signature())
 
         try:
             m = timing.measure(fn, device=self.device, runs=len(scales), warmup=int(msg["warmup"]),
