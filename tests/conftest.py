@@ -22,7 +22,7 @@ def fixture_source(op: str, kind: str) -> str:
 def verifier():
     """A CPU verifier; the hidden-case secret is fixed so failures reproduce."""
     with Verifier(VerifyConfig(device="cpu", timed_runs=5, warmup_runs=1, max_remeasure=1),
-                  spare=True, cache_dir=os.environ.get("KGYM_TEST_CACHE"), case_secret=b"kgym-tests") as v:
+                  spares=1, cache_dir=os.environ.get("KGYM_TEST_CACHE"), case_secret=b"kgym-tests") as v:
         yield v
 
 
