@@ -1,12 +1,12 @@
 """Runtime tripwires of the candidate's process that watch Python itself, not PyTorch.
 
-- A `sys.addaudithook` hook (hooks cannot be removed). A dangerous event (processes, signals,
-  sockets, ctypes, gc walks, tracing, rlimits, writes outside the private dir, ...) raised while any
-  frame of the candidate's file is on the stack is refused and recorded, whoever raises it: handing
-  `os.kill` to a library callback (torch's tree_map) does not launder it. Only Triton may run its
-  toolchain (ptxas, the C compiler) and only inside the private dir. Introspection events (frames,
-  code attributes) are refused when the candidate or a non-stdlib, non-Triton frame asks for them
-  on its behalf.
+- A `sys.addaudithook` hook (hooks cannot be removed), installed just before the candidate is
+  imported. A dangerous event (processes, signals, sockets, ctypes, gc walks, tracing, rlimits,
+  writes outside the private dir, ...) is refused and recorded from then on, whoever raises it:
+  handing `os.kill` to a library callback (torch's tree_map) or to a finalizer that runs after
+  forward() does not launder it. Only Triton may run its toolchain (ptxas, the C compiler).
+  Introspection events (frames, code attributes) are refused while the candidate is on the stack
+  unless Triton, kgym or a stdlib module that does not hand frames out asks for them.
 - An import guard on `builtins.__import__`: an import from the candidate's frame must stay inside
   torch, triton or math, also when the module is already loaded (then no audit event fires).
 - Tensor escape hatches (`Tensor.numpy`, `tolist`, `apply_`, `torch.from_numpy`, ...) that move
@@ -28,7 +28,9 @@ import torch
 
 _getframe = sys._getframe
 
-# Refused whenever the candidate's file is anywhere on the stack.
+# Refused once the candidate is loaded, from any frame: a finalizer or callback the candidate left
+# behind runs with no frame of its own on the stack. The harness needs none of these; Triton's
+# toolchain is the one exemption (`_PROCESS_EVENTS`).
 _DENY_PREFIXES = (
     "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "os.kill",
     "os.killpg", "os.putenv", "os.unsetenv", "os.setuid", "os.setgid", "os.chroot", "os.chdir",
@@ -37,21 +39,31 @@ _DENY_PREFIXES = (
     "code.__new__", "function.__new__", "mmap.", "builtins.input", "urllib.", "http.", "ftplib.",
     "webbrowser.", "signal.", "cpython.", "sqlite3.", "winreg.",
 )
-# Allowed inside the private dir (Triton's cache), refused elsewhere while the candidate is on the stack.
+# Allowed inside the private dir (Triton's cache), refused elsewhere, from any frame.
 _PATH_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "os.symlink", "os.link",
                 "os.truncate", "os.listdir", "os.scandir", "os.mkdir", "shutil.")
 _PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec")
 _TOOLCHAIN = {"ptxas", "ptxas-blackwell", "gcc", "cc", "clang", "g++", "c++", "ld", "ldconfig",
               "ldconfig.real", "nvdisasm", "cuobjdump", "nvlink", "fatbinary"}
-# Introspection: refused unless the direct caller is the standard library or Triton.
+# Introspection, while the candidate is on the stack: refused unless the direct caller is Triton,
+# kgym, or a stdlib module that does not hand frames out (inspect and traceback do).
 _INTROSPECTION = ("sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
                   "exec", "compile")
+_FRAME_HANDING_STDLIB = ("inspect.py", "traceback.py", "pdb.py", "bdb.py", "cProfile.py", "profile.py",
+                         "trace.py", "faulthandler")
 _OPEN_DENY_DIRS = ("/proc", "/sys", "/dev")
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"})  # subprocess uses /dev/null
 _RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__future__"})
 
 _ESCAPES_TENSOR = ("numpy", "tolist", "apply_", "map_", "map2_", "__array__", "__dlpack__")
 _ESCAPES_TORCH = ("from_numpy", "as_tensor", "asarray", "frombuffer", "from_dlpack")
+# Ways to switch the dispatch guard off for a while (the profiler would still see the ops; this
+# names the attempt).
+_GUARD_SWITCHES_C = ("_DisableTorchDispatch", "_pop_torch_dispatch_stack", "_set_dispatch_mode",
+                     "_unset_dispatch_mode", "_ExcludeDispatchKeyGuard", "_dispatch_tls_set_dispatch_key_excluded",
+                     "_DisablePythonDispatcher", "_ForceDispatchKeyGuard")
+_GUARD_SWITCHES_PY = ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily")
+_UNPICKLE_PACKAGES = frozenset({"kgym", "torch", "builtins", "copyreg", "collections"})
 
 
 class AuditTripwire:
@@ -108,7 +120,8 @@ class AuditTripwire:
             if not isinstance(path, (str, bytes, os.PathLike)):
                 return None  # an already-open descriptor (os.fdopen): the open itself was checked
             real = os.path.realpath(os.fsdecode(path))
-            if real.startswith(_OPEN_DENY_DIRS) and real not in _HARMLESS_DEVICES:
+            if (real.startswith(_OPEN_DENY_DIRS) and real not in _HARMLESS_DEVICES
+                    and self.candidate_on_stack(3)):
                 return f"open({path!r})"
             writing = isinstance(mode, str) and any(c in mode for c in "wax+")
             if writing and not real.startswith(self.writable_dir):
@@ -130,11 +143,18 @@ class AuditTripwire:
             return f"{event} {str(args)[:120]}"
         if event.startswith(_PATH_EVENTS):
             return None if args and self._path_ok(args[0]) else f"{event} {str(args)[:120]}"
+        if event == "pickle.find_class" and args and isinstance(args[0], str) and (
+                args[0].partition(".")[0] in _UNPICKLE_PACKAGES):
+            return None  # the harness unpickling its parent's commands (handles, dtypes, sizes)
         if event.startswith(_DENY_PREFIXES):
             return f"{event} {str(args)[:120]}"
         if event in _INTROSPECTION:
+            if not self.candidate_on_stack(3):
+                return None
             caller = _getframe(2).f_code.co_filename  # the frame that raised the event
-            if self._is_stdlib(caller) or caller.startswith((self._triton, self._kgym)):
+            if caller.startswith((self._triton, self._kgym)):
+                return None
+            if self._is_stdlib(caller) and not (event == "sys._getframe" and caller.endswith(_FRAME_HANDING_STDLIB)):
                 return None
             return f"{event} {str(args)[:120]}"
         return None
@@ -147,8 +167,6 @@ class AuditTripwire:
             return
         self._busy = True
         try:
-            if not self.candidate_on_stack(2):
-                return
             why = self._denied(event, args)
         finally:
             self._busy = False
@@ -180,22 +198,27 @@ class AuditTripwire:
         self.import_guard = guarded_import
 
     def _install_escape_tripwires(self) -> None:
+        from torch.utils import _python_dispatch
+
         self.escapes: dict[str, Any] = {}
-        for owner, names in ((torch.Tensor, _ESCAPES_TENSOR), (torch, _ESCAPES_TORCH)):
+        for owner, names in ((torch.Tensor, _ESCAPES_TENSOR), (torch, _ESCAPES_TORCH),
+                             (torch._C, _GUARD_SWITCHES_C), (_python_dispatch, _GUARD_SWITCHES_PY)):
             for name in names:
                 original = getattr(owner, name, None)
                 if original is None:
                     continue
-                wrapped = self._escape_wrapper(f"{getattr(owner, '__name__', 'torch')}.{name}", original)
+                wrapped = self._escape_wrapper(f"{getattr(owner, '__name__', 'torch')}.{name}", original,
+                                               "switches the dispatch guard off" if name.startswith("_")
+                                               else "moves compute out of PyTorch's dispatcher and Triton")
                 setattr(owner, name, wrapped)
                 self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)
 
-    def _escape_wrapper(self, label: str, original: Any) -> Any:
+    def _escape_wrapper(self, label: str, original: Any, what: str) -> Any:
         tripwire = self
 
         def wrapper(*args, **kwargs):
             if tripwire.candidate_on_stack(2):
-                tripwire.violation(f"{label}() moves compute out of PyTorch's dispatcher and Triton")
+                tripwire.violation(f"{label}() {what}")
                 raise PermissionError(f"kgym sandbox: {label}() is not allowed")
             return original(*args, **kwargs)
 

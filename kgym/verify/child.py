@@ -126,10 +126,13 @@ class Child:
 
     def _take_snapshot(self) -> None:
         self.snapshot = _critical_objects()
+        self.snapshot_codes = _codes(self.snapshot)
 
     def _tampering(self) -> list[str]:
         now = _critical_objects()
         found = [f"{k} was replaced" for k, v in now.items() if self.snapshot.get(k) is not v]
+        found += [f"the code of {k} was replaced" for k, code in _codes(now).items()
+                  if self.snapshot_codes.get(k) is not code]
         if not self.counter.intact():
             found.append("Triton's launch hook was removed")
         if self.audit is not None and not self.audit.intact():
@@ -296,7 +299,7 @@ class Child:
         checks = {int(k): open_handle(h) for k, h in msg["checks"].items()}
         scales: list[float] = msg["scales"]
         guarded_runs = set(msg["guarded_runs"])
-        calib = timing.measure(lambda: None, device=self.device, runs=20, warmup=2)
+        calib_times, calib_walls, _ = timing.run_timed(lambda: None, device=self.device, runs=20, warmup=2)
         state: dict[str, Any] = {"i": -1, "out": None, "problem": None}
         signatures: set[str] = set()
 
@@ -323,8 +326,8 @@ class Child:
             state["out"] = self._call(inputs, guarded=state["i"] < 0 or state["i"] in guarded_runs)
 
         try:
-            m = timing.measure(fn, device=self.device, runs=len(scales), warmup=int(msg["warmup"]),
-                               before_each=before_each)
+            times, walls, clock = timing.run_timed(fn, device=self.device, runs=len(scales),
+                                                   warmup=int(msg["warmup"]), before_each=before_each)
             hand_over()
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
@@ -334,9 +337,9 @@ class Child:
         if problems:
             return {"op": "error", **problems}
         keep = [k for k in range(len(scales)) if k not in guarded_runs]
-        return {"op": "timed", "times_ms": [m.times_ms[k] for k in keep],
-                "wall_ms": [m.wall_ms[k] for k in keep], "clock": m.clock,
-                "calib_hidden_ms": calib.hidden_ms, "problem": state["problem"],
+        return {"op": "timed", "times_ms": [times[k] for k in keep],
+                "wall_ms": [walls[k] for k in keep], "clock": clock,
+                "calib_times_ms": calib_times, "calib_wall_ms": calib_walls, "problem": state["problem"],
                 "signatures": sorted(signatures)}
 
     def serve(self) -> None:
@@ -346,12 +349,13 @@ class Child:
             msg = recv_command(self.sock)
             if msg["op"] == "exit":
                 return
+            nonce = msg.get("nonce")
             try:
                 reply = handlers[msg["op"]](msg)
             except Exception:  # noqa: BLE001 - after candidate code ran, the parent reads this as a crash
                 reply = {"op": "internal", "phase": "after_candidate", "gate": "crash",
                          "reason": "harness error after the candidate ran:\n" + _tail(traceback.format_exc())}
-            send_reply(self.sock, reply)
+            send_reply(self.sock, {**reply, "nonce": nonce})
 
 
 def _critical_objects() -> dict[str, Any]:
@@ -371,6 +375,7 @@ def _critical_objects() -> dict[str, Any]:
         "timing._perf_counter_ns": timing._perf_counter_ns,
         "timing._synchronize": timing._synchronize,
         "timing.Measurement": timing.Measurement,
+        "timing.run_timed": timing.run_timed,
         "timing.refresh": timing.refresh,
         "timing.scales": timing.scales,
         "send_reply": send_reply,
@@ -384,6 +389,20 @@ def _critical_objects() -> dict[str, Any]:
         "torch.nn.Module.__call__": torch.nn.Module.__call__,
         "JITFunction.__getitem__": JITFunction.__getitem__,
     }
+
+
+def _codes(objects: dict[str, Any]) -> dict[str, Any]:
+    """The code objects of the functions among `objects` (and of the methods of the classes): a
+    function can keep its identity while its __code__ is swapped."""
+    codes = {}
+    for k, v in objects.items():
+        if hasattr(v, "__code__"):
+            codes[k] = v.__code__
+        elif isinstance(v, type):
+            for name, member in vars(v).items():
+                if hasattr(member, "__code__"):
+                    codes[f"{k}.{name}"] = member.__code__
+    return codes
 
 
 def _is_handle(x: Any) -> bool:

@@ -100,10 +100,45 @@ def import_allowed(module: str) -> bool:
                for a in ALLOWED_IMPORTS)
 
 
+# Modules a chain of attributes may pass through. Anything else reached from an allowed module
+# (torch.nn.functional.np is numpy, torch.cuda.tunable.mp is multiprocessing) is refused, whatever
+# name it goes by.
+ALLOWED_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.cuda", "triton",
+                   "triton.language", "math")
+
+
+def _module_allowed(name: str) -> bool:
+    return name in ALLOWED_MODULES or name.startswith("triton.language.")
+
+
+def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
+    """Follow `root.a.b...` on the real modules (in the trusted parent); the first module reached
+    that is not allowed, or None."""
+    import importlib
+    import types
+
+    try:
+        obj = importlib.import_module(root_module)
+    except Exception:  # noqa: BLE001 - an unimportable root is reported by the import rule
+        return None
+    for attr in attrs:
+        try:
+            obj = getattr(obj, attr)
+        except Exception:  # noqa: BLE001 - a missing attribute fails at run time, not here
+            return None
+        if isinstance(obj, types.ModuleType):
+            if not _module_allowed(obj.__name__):
+                return obj.__name__
+        elif not isinstance(obj, type):
+            return None  # functions and values: what they hold is not reachable by attribute chains
+    return None
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(self) -> None:
         self.violations: list[PolicyViolation] = []
         self.module_names: set[str] = set()  # names bound to imported modules
+        self.module_paths: dict[str, str] = {}  # name -> full module path
 
     def flag(self, node: ast.AST, rule: str, message: str) -> None:
         self.violations.append(PolicyViolation(getattr(node, "lineno", 0), rule, message))
@@ -113,7 +148,9 @@ class _Checker(ast.NodeVisitor):
             if not import_allowed(alias.name):
                 self.flag(node, "import", f"import of {alias.name!r} is not allowed "
                           f"(allowed: {', '.join(ALLOWED_IMPORTS[:-1])})")
-            self.module_names.add((alias.asname or alias.name).split(".")[0])
+            bound = alias.asname or alias.name.split(".")[0]
+            self.module_names.add(bound)
+            self.module_paths[bound] = alias.name if alias.asname else alias.name.split(".")[0]
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
@@ -134,6 +171,7 @@ class _Checker(ast.NodeVisitor):
                 self.flag(node, "attribute", f"import of {full!r} is not allowed")
             if import_allowed(full):
                 self.module_names.add(alias.asname or alias.name)
+                self.module_paths[alias.asname or alias.name] = full
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in BANNED_NAMES:
@@ -144,6 +182,12 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._check_attr_name(node, node.attr, node.value)
+        chain = _attr_chain(node)
+        if chain and chain[0] in self.module_paths and isinstance(node.ctx, ast.Load):
+            bad = _resolve_chain(self.module_paths[chain[0]], chain[1:])
+            already = any(v.rule == "module" and v.line == node.lineno for v in self.violations)
+            if bad and not already:
+                self.flag(node, "module", f"{'.'.join(chain)} reaches the module {bad!r}, which is not allowed")
         if isinstance(node.ctx, (ast.Store, ast.Del)) and _root_name(node) in self.module_names:
             self.flag(node, "monkeypatch", f"assigning to {ast.unparse(node)!r} (an attribute of an "
                       "imported module) is not allowed")
@@ -171,6 +215,14 @@ class _Checker(ast.NodeVisitor):
                 self._check_attr_name(node, name.value, base)
         self.generic_visit(node)
 
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDERS:
+            self.flag(node, "dunder", f"defining {node.name!r} is not allowed (protocol hooks such as "
+                      "__array_interface__ or __del__ run outside forward())")
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
     def visit_Global(self, node: ast.Global) -> None:
         self.flag(node, "global", "'global' statements are not allowed (state must live on the module)")
 
@@ -182,6 +234,19 @@ def _is_module_like(name: str) -> bool:
     """`from torch import nn` imports a module; `from torch import empty` a function."""
     return name in {"nn", "functional", "language", "extra", "libdevice", "runtime", "compiler",
                     "testing", "utils", "ops", "jit", "fx", "library", "backends", "autograd"}
+
+
+def _attr_chain(node: ast.Attribute) -> list[str] | None:
+    """`a.b.c` -> ['a', 'b', 'c'] when the chain is made of plain names only."""
+    parts = []
+    cur: ast.AST = node
+    while isinstance(cur, ast.Attribute):
+        parts.append(cur.attr)
+        cur = cur.value
+    if not isinstance(cur, ast.Name):
+        return None
+    parts.append(cur.id)
+    return parts[::-1]
 
 
 def _root_name(node: ast.AST) -> str | None:

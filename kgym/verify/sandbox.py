@@ -11,6 +11,7 @@ A hang, a crash or a malformed reply raises `ChildFailure`, which the verifier t
 from __future__ import annotations
 
 import os
+import secrets
 import selectors
 import shutil
 import signal
@@ -152,14 +153,28 @@ class CandidateProcess:
         return self.ready_info
 
     def request(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """Send a command, return the child's reply to it. A reply that does not carry this request's
+        nonce, or that comes with extra bytes behind it, was not written by the harness."""
+        nonce = secrets.token_hex(16)
         try:
-            send_command(self.sock, msg)
+            send_command(self.sock, {**msg, "nonce": nonce})
         except OSError as e:
             raise ChildFailure("crash", self._death_note(str(e))) from None
         try:
-            return self._recv(timeout)
+            reply = self._recv(timeout)
         finally:
             self.drain_reports()
+        if reply.get("nonce") != nonce:
+            raise ChildFailure("crash", "a reply without this request's nonce: the candidate wrote to the "
+                               "harness's socket")
+        self.sock.setblocking(False)  # a timeout would make the peek wait for data
+        try:
+            extra = self.sock.recv(1, socket.MSG_PEEK)
+        except OSError:  # BlockingIOError: nothing behind the reply, as it should be
+            extra = b""
+        if extra:
+            raise ChildFailure("crash", "unexpected data behind a reply: the candidate wrote to the harness's socket")
+        return reply
 
     def kill(self) -> None:
         try:

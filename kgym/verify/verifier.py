@@ -310,8 +310,10 @@ class Verifier:
                 else:
                     work.append(x); handles_work.append(x); handles_base.append(x)
             # The outputs of the last run and of CHECKED_RUNS - 1 secret others are verified here.
-            checked = sorted(set(rng.sample(range(total - 1), min(CHECKED_RUNS - 1, total - 1))) | {total - 1})
-            checked = [k for k in checked if k not in guarded] or [max(set(range(total)) - set(guarded))]
+            unguarded = [k for k in range(total) if k not in set(guarded)]
+            last = unguarded[-1]
+            others = rng.sample(unguarded[:-1], min(CHECKED_RUNS - 1, len(unguarded) - 1))
+            checked = sorted(set(others) | {last})
             shape, dtype = _output_spec(model, nominal)
             check_bufs, check_handles = {}, {}
             for k in checked:
@@ -363,7 +365,10 @@ class Verifier:
             if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
                 v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
                 return None
-            hidden = m.hidden_ms - _float(reply, "calib_hidden_ms")
+            calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock)
+            if not calib.times_ms or len(calib.times_ms) != len(calib.wall_ms):
+                raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
+            hidden = m.hidden_ms - calib.hidden_ms
             if device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
                 v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
                        f"by {hidden:.3f} ms per run (side stream or thread?)")
