@@ -144,19 +144,3 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
         if parent is None:
             judge(evt)
     return forbidden, library
-
-
-def _demo() -> None:  # pragma: no cover - manual check
-    g = ComputeGuard(hybrid=False)
-    with g:
-        x = torch.empty(4)
-        x.fill_(1.0)
-        try:
-            torch.relu(x)
-        except IsolationViolation as e:
-            print("refused:", e)
-    print(g.violations)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _demo()

@@ -58,9 +58,6 @@ class Measurement:
         """Median of wall minus clock per run: time the clock did not see (host overhead included)."""
         return statistics.median(w - t for w, t in zip(self.wall_ms, self.times_ms))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"times_ms": self.times_ms, "wall_ms": self.wall_ms, "clock": self.clock}
-
 
 def scales(n: int, seed: int) -> list[float]:
     """Per-run input scales in [0.5, 2): distinct values, drawn from a seed the caller keeps."""

@@ -470,7 +470,7 @@ def _reference_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tenso
 
 
 def _output_spec(model: torch.nn.Module, inputs: list[Any]) -> tuple[tuple[int, ...], torch.dtype]:
-    """Shape and dtype of the reference output, without keeping it (meta tensors when possible)."""
+    """Shape and dtype of the reference output (one reference forward, its output dropped)."""
     out = _reference_forward(model, inputs)
     spec = (tuple(out.shape), out.dtype)
     del out
