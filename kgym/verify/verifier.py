@@ -291,87 +291,95 @@ class Verifier:
         finally:
             arena.free(*held)
 
+    def _timing_attempt(self, proc, arena, model, nominal, cfg, v, runs, warmup, extra, held, rng
+                        ) -> timing.Measurement | None:
+        """One timed batch in the child and every check on what it reports; None if a gate failed."""
+        arena.free(*held)
+        held.clear()
+        total = runs + extra
+        guarded = sorted(rng.sample(range(total), extra))
+        scales = timing.scales(total, rng.getrandbits(62))
+        work, bases, handles_work, handles_base = [], [], [], []
+        for x in nominal:
+            if isinstance(x, torch.Tensor):
+                wb, wh = arena.share_copy(x)
+                bb, bh = arena.share_copy(x)
+                work.append(wb); bases.append((bb, x)); handles_work.append(wh); handles_base.append(bh)
+            else:
+                work.append(x); handles_work.append(x); handles_base.append(x)
+        # The outputs of the last run and of CHECKED_RUNS - 1 secret others are verified here.
+        unguarded = [k for k in range(total) if k not in set(guarded)]
+        last = unguarded[-1]
+        others = rng.sample(unguarded[:-1], min(CHECKED_RUNS - 1, len(unguarded) - 1))
+        checked = sorted(set(others) | {last})
+        shape, dtype = _output_spec(model, nominal)
+        check_bufs, check_handles = {}, {}
+        for k in checked:
+            buf, h = arena.empty(shape, dtype)
+            _poison_buffer(buf)
+            check_bufs[k], check_handles[k] = buf, h
+        held.extend([*check_bufs.values(), *_tensors(work), *(b for b, _ in bases)])
+        per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
+        budget = cfg.timeout_s + 3 * (total + warmup + 20) * per_forward
+        t_sent = time.perf_counter()
+        reply = self._ask(proc, {"op": "time", "inputs": handles_work, "bases": handles_base,
+                                 "checks": check_handles, "scales": scales, "guarded_runs": guarded,
+                                 "warmup": warmup}, budget, v)
+        elapsed_ms = (time.perf_counter() - t_sent) * 1e3
+        if reply is None:
+            return None
+        if reply.get("op") != "timed":
+            v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
+            return None
+        if any(not _same(b, x) for b, x in bases):
+            v.fail("correctness", "the candidate modified its inputs during the timed runs")
+            return None
+        if reply.get("problem"):
+            v.fail("correctness", f"timed runs: {str(reply['problem'])[:2000]}")
+            return None
+        signatures = _strs(reply, "signatures")
+        if signatures != [self._last_signature]:
+            v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or shapes) than "
+                   "the verified runs")
+            return None
+        # Each checked run's output must be right for its freshly scaled inputs: a cache keyed on
+        # pointers or content, or work skipped on some runs, leaves a stale answer here.
+        for k, buf in check_bufs.items():
+            run_inputs = [x * scales[k] if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                          for x in nominal]
+            cmp = cases_mod.compare(buf, _reference_forward(model, run_inputs))
+            del run_inputs
+            if not cmp.passed:
+                v.fail("correctness", f"the output of timed run {k} is wrong for its inputs (a cached, "
+                       f"stale or skipped result?): {cmp.note}")
+                return None
+        m = timing.Measurement(_floats(reply, "times_ms"), _floats(reply, "wall_ms"), _str(reply, "clock"))
+        if len(m.times_ms) != runs or len(m.wall_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
+            raise ChildFailure("crash", "the candidate's process returned malformed timings")
+        if sum(m.wall_ms) > elapsed_ms:
+            v.fail("timing", f"the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
+                   f"clocked it ({elapsed_ms:.1f} ms): the timer was tampered with")
+            return None
+        if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
+            v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
+            return None
+        calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock)
+        if not calib.times_ms or len(calib.times_ms) != len(calib.wall_ms):
+            raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
+        hidden = m.hidden_ms - calib.hidden_ms
+        if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
+            v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
+                   f"by {hidden:.3f} ms per run (side stream or thread?)")
+            return None
+        return m
+
     def _time_attempts(self, proc, arena, model, nominal, cfg, v, runs, warmup, extra, held) -> Timing | None:
         device = self.device
         rng = secrets.SystemRandom()
         best: timing.Measurement | None = None
-        for attempt in range(1 + cfg.max_remeasure):
-            arena.free(*held)
-            held.clear()
-            total = runs + extra
-            guarded = sorted(rng.sample(range(total), extra))
-            scales = timing.scales(total, rng.getrandbits(62))
-            work, bases, handles_work, handles_base = [], [], [], []
-            for x in nominal:
-                if isinstance(x, torch.Tensor):
-                    wb, wh = arena.share_copy(x)
-                    bb, bh = arena.share_copy(x)
-                    work.append(wb); bases.append((bb, x)); handles_work.append(wh); handles_base.append(bh)
-                else:
-                    work.append(x); handles_work.append(x); handles_base.append(x)
-            # The outputs of the last run and of CHECKED_RUNS - 1 secret others are verified here.
-            unguarded = [k for k in range(total) if k not in set(guarded)]
-            last = unguarded[-1]
-            others = rng.sample(unguarded[:-1], min(CHECKED_RUNS - 1, len(unguarded) - 1))
-            checked = sorted(set(others) | {last})
-            shape, dtype = _output_spec(model, nominal)
-            check_bufs, check_handles = {}, {}
-            for k in checked:
-                buf, h = arena.empty(shape, dtype)
-                _poison_buffer(buf)
-                check_bufs[k], check_handles[k] = buf, h
-            held.extend([*check_bufs.values(), *_tensors(work), *(b for b, _ in bases)])
-            per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
-            budget = cfg.timeout_s + 3 * (total + warmup + 20) * per_forward
-            t_sent = time.perf_counter()
-            reply = self._ask(proc, {"op": "time", "inputs": handles_work, "bases": handles_base,
-                                     "checks": check_handles, "scales": scales, "guarded_runs": guarded,
-                                     "warmup": warmup}, budget, v)
-            elapsed_ms = (time.perf_counter() - t_sent) * 1e3
-            if reply is None:
-                return None
-            if reply.get("op") != "timed":
-                v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
-                return None
-            if any(not _same(b, x) for b, x in bases):
-                v.fail("correctness", "the candidate modified its inputs during the timed runs")
-                return None
-            if reply.get("problem"):
-                v.fail("correctness", f"timed runs: {str(reply['problem'])[:2000]}")
-                return None
-            signatures = _strs(reply, "signatures")
-            if signatures != [self._last_signature]:
-                v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or shapes) than "
-                       "the verified runs")
-                return None
-            # Each checked run's output must be right for its freshly scaled inputs: a cache keyed on
-            # pointers or content, or work skipped on some runs, leaves a stale answer here.
-            for k, buf in check_bufs.items():
-                run_inputs = [x * scales[k] if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                              for x in nominal]
-                cmp = cases_mod.compare(buf, _reference_forward(model, run_inputs))
-                del run_inputs
-                if not cmp.passed:
-                    v.fail("correctness", f"the output of timed run {k} is wrong for its inputs (a cached, "
-                           f"stale or skipped result?): {cmp.note}")
-                    return None
-            m = timing.Measurement(_floats(reply, "times_ms"), _floats(reply, "wall_ms"), _str(reply, "clock"))
-            if len(m.times_ms) != runs or len(m.wall_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
-                raise ChildFailure("crash", "the candidate's process returned malformed timings")
-            if sum(m.wall_ms) > elapsed_ms:
-                v.fail("timing", f"the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
-                       f"clocked it ({elapsed_ms:.1f} ms): the timer was tampered with")
-                return None
-            if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
-                v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
-                return None
-            calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock)
-            if not calib.times_ms or len(calib.times_ms) != len(calib.wall_ms):
-                raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
-            hidden = m.hidden_ms - calib.hidden_ms
-            if device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
-                v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
-                       f"by {hidden:.3f} ms per run (side stream or thread?)")
+        for _ in range(1 + cfg.max_remeasure):
+            m = self._timing_attempt(proc, arena, model, nominal, cfg, v, runs, warmup, extra, held, rng)
+            if m is None:
                 return None
             if best is None or m.spread_ms / m.median_ms < best.spread_ms / best.median_ms:
                 best = m
