@@ -98,3 +98,24 @@ def test_missing_model_new_and_syntax_error():
 def test_reason_names_lines():
     r = check("import os\ny = eval('1')\n")
     assert "line 5" in r.reason and "line 6" in r.reason
+
+
+@pytest.mark.parametrize("stmt", ["y = torch.nn.functional.np", "y = torch.cuda.tunable.mp",
+                                  "from torch.nn.functional import np", "F2 = torch.nn.functional\ny = F2.np",
+                                  "y = [torch.nn.functional][0].np", "y = getattr(torch.nn.functional, 'np')",
+                                  "y = torch.serialization.os"])
+def test_modules_outside_the_allow_list_are_refused_under_any_name(stmt):
+    r = check(stmt + "\n")
+    assert not r.ok, stmt
+    assert r.violations[0].rule in ("module", "attribute", "getattr"), r.reason
+
+
+def test_allowed_module_chains_pass():
+    assert check("y = tl.math.exp\nz = torch.nn.functional.relu\nw = torch.cuda.is_available()\n").ok
+
+
+def test_dunder_strings_and_dunder_methods_are_refused():
+    r = check("R = type('Raw', (), {'__array_interface__': 1})\n")
+    assert not r.ok and r.violations[0].rule == "dunder"
+    r = check("class A:\n    def __del__(self):\n        pass\n")
+    assert not r.ok and "__del__" in r.reason

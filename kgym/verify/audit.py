@@ -49,8 +49,10 @@ _TOOLCHAIN = {"ptxas", "ptxas-blackwell", "gcc", "cc", "clang", "g++", "c++", "l
 # kgym, or a stdlib module that does not hand frames out (inspect and traceback do).
 _INTROSPECTION = ("sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
                   "exec", "compile")
-_FRAME_HANDING_STDLIB = ("inspect.py", "traceback.py", "pdb.py", "bdb.py", "cProfile.py", "profile.py",
-                         "trace.py", "faulthandler")
+# stdlib modules that call sys._getframe only to read a name or a filename and hand no frame back.
+# Any other (inspect, traceback, logging.currentframe, ...) would hand the candidate a harness frame.
+_FRAME_READING_STDLIB = ("/warnings.py", "/typing.py", "/enum.py", "/collections/__init__.py",
+                         "/dataclasses.py", "/abc.py", "/functools.py")
 _OPEN_DENY_DIRS = ("/proc", "/sys", "/dev")
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"})  # subprocess uses /dev/null
 _RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__future__"})
@@ -154,7 +156,7 @@ class AuditTripwire:
             caller = _getframe(2).f_code.co_filename  # the frame that raised the event
             if caller.startswith((self._triton, self._kgym)):
                 return None
-            if self._is_stdlib(caller) and not (event == "sys._getframe" and caller.endswith(_FRAME_HANDING_STDLIB)):
+            if self._is_stdlib(caller) and (event != "sys._getframe" or caller.endswith(_FRAME_READING_STDLIB)):
                 return None
             return f"{event} {str(args)[:120]}"
         return None
@@ -198,17 +200,19 @@ class AuditTripwire:
         self.import_guard = guarded_import
 
     def _install_escape_tripwires(self) -> None:
-        from torch.utils import _python_dispatch
+        from torch.utils import _mode_utils, _python_dispatch
 
         self.escapes: dict[str, Any] = {}
         for owner, names in ((torch.Tensor, _ESCAPES_TENSOR), (torch, _ESCAPES_TORCH),
-                             (torch._C, _GUARD_SWITCHES_C), (_python_dispatch, _GUARD_SWITCHES_PY)):
+                             (torch._C, _GUARD_SWITCHES_C), (_python_dispatch, _GUARD_SWITCHES_PY),
+                             (_mode_utils, ("no_dispatch",))):
             for name in names:
                 original = getattr(owner, name, None)
                 if original is None:
                     continue
                 wrapped = self._escape_wrapper(f"{getattr(owner, '__name__', 'torch')}.{name}", original,
-                                               "switches the dispatch guard off" if name.startswith("_")
+                                               "switches the dispatch guard off"
+                                               if name.startswith("_") or name == "no_dispatch"
                                                else "moves compute out of PyTorch's dispatcher and Triton")
                 setattr(owner, name, wrapped)
                 self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)

@@ -134,6 +134,19 @@ def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
     return None
 
 
+def _resolves_to_module(root_module: str, attrs: list[str]) -> bool:
+    import importlib
+    import types
+
+    try:
+        obj = importlib.import_module(root_module)
+        for attr in attrs:
+            obj = getattr(obj, attr)
+    except Exception:  # noqa: BLE001
+        return False
+    return isinstance(obj, types.ModuleType)
+
+
 class _Checker(ast.NodeVisitor):
     def __init__(self) -> None:
         self.violations: list[PolicyViolation] = []
@@ -172,8 +185,28 @@ class _Checker(ast.NodeVisitor):
             if import_allowed(full):
                 self.module_names.add(alias.asname or alias.name)
                 self.module_paths[alias.asname or alias.name] = full
+            elif import_allowed(module):
+                bad = _resolve_chain(module, [alias.name])
+                if bad:
+                    self.flag(node, "module", f"'from {module} import {alias.name}' reaches the module {bad!r}, "
+                              "which is not allowed")
+
+    def _module_as_value(self, node: ast.AST, chain: list[str] | None) -> None:
+        """A module may only be used as `module.attr`: bound to a name, put in a container or passed
+        to a function, it escapes the chain check above (F = torch.nn.functional; F.np)."""
+        if not chain or chain[0] not in self.module_paths or isinstance(getattr(node, "_parent", None), ast.Attribute):
+            return
+        if isinstance(getattr(node, "ctx", None), ast.Load) and _resolves_to_module(self.module_paths[chain[0]], chain[1:]):
+            self.flag(node, "module", f"{'.'.join(chain)} is a module used as a value; use it only as "
+                      f"{'.'.join(chain)}.name")
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        v = node.value
+        if isinstance(v, str) and len(v) > 4 and v.startswith("__") and v.endswith("__"):
+            self.flag(node, "dunder", f"the string {v!r} names a dunder (attributes are reached by name only)")
 
     def visit_Name(self, node: ast.Name) -> None:
+        self._module_as_value(node, [node.id])
         if node.id in BANNED_NAMES:
             self.flag(node, "name", f"use of {node.id!r} is not allowed")
         elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ("__name__",):
@@ -183,6 +216,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> None:
         self._check_attr_name(node, node.attr, node.value)
         chain = _attr_chain(node)
+        self._module_as_value(node, chain)
         if chain and chain[0] in self.module_paths and isinstance(node.ctx, ast.Load):
             bad = _resolve_chain(self.module_paths[chain[0]], chain[1:])
             already = any(v.rule == "module" and v.line == node.lineno for v in self.violations)
@@ -279,6 +313,9 @@ def check_source(source: str) -> PolicyResult:
         v = PolicyViolation(e.lineno or 0, "syntax", f"syntax error: {e.msg}")
         return PolicyResult(False, (v,), source, ())
     source, tree, stripped = _strip_helpers(source, tree)
+    for parent in ast.walk(tree):
+        for child in ast.iter_child_nodes(parent):
+            child._parent = parent  # noqa: SLF001 - the checker asks what a node is used in
     checker = _Checker()
     checker.visit(tree)
     model_new = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == "ModelNew"]
