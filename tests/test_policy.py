@@ -119,3 +119,12 @@ def test_dunder_strings_and_dunder_methods_are_refused():
     assert not r.ok and r.violations[0].rule == "dunder"
     r = check("class A:\n    def __del__(self):\n        pass\n")
     assert not r.ok and "__del__" in r.reason
+
+
+@pytest.mark.parametrize("stmt", ["from torch import cuda\ny = cuda.tunable.mp",
+                                  "from torch import cuda\ny = cuda.torch.nn.functional.np",
+                                  "from torch import torch as T\ny = T.nn.functional.np",
+                                  "y = dict(__array_interface__=1)"])
+def test_module_chains_from_from_imports_and_dunder_keywords_are_refused(stmt):
+    r = check(stmt + "\n")
+    assert not r.ok, stmt

@@ -134,6 +134,18 @@ def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
     return None
 
 
+def _module_name(module: str, name: str) -> str | None:
+    """The real name of `module.name` when it is a module (torch.torch is torch), else None."""
+    import importlib
+    import types
+
+    try:
+        obj = getattr(importlib.import_module(module), name)
+    except Exception:  # noqa: BLE001
+        return None
+    return obj.__name__ if isinstance(obj, types.ModuleType) else None
+
+
 def _resolves_to_module(root_module: str, attrs: list[str]) -> bool:
     import importlib
     import types
@@ -182,14 +194,19 @@ class _Checker(ast.NodeVisitor):
                 self.flag(node, "private", f"import of private name {full!r}")
             elif alias.name in BANNED_ATTRIBUTES or alias.name in BANNED_NAMES:
                 self.flag(node, "attribute", f"import of {full!r} is not allowed")
+            bound = alias.asname or alias.name
             if import_allowed(full):
-                self.module_names.add(alias.asname or alias.name)
-                self.module_paths[alias.asname or alias.name] = full
+                self.module_names.add(bound)
+                self.module_paths[bound] = full
             elif import_allowed(module):
                 bad = _resolve_chain(module, [alias.name])
                 if bad:
                     self.flag(node, "module", f"'from {module} import {alias.name}' reaches the module {bad!r}, "
                               "which is not allowed")
+                real = _module_name(module, alias.name)
+                if real is not None:  # `from torch import cuda`: follow chains from it like from an import
+                    self.module_names.add(bound)
+                    self.module_paths[bound] = real
 
     def _module_as_value(self, node: ast.AST, chain: list[str] | None) -> None:
         """A module may only be used as `module.attr`: bound to a name, put in a container or passed
@@ -197,8 +214,17 @@ class _Checker(ast.NodeVisitor):
         if not chain or chain[0] not in self.module_paths or isinstance(getattr(node, "_parent", None), ast.Attribute):
             return
         if isinstance(getattr(node, "ctx", None), ast.Load) and _resolves_to_module(self.module_paths[chain[0]], chain[1:]):
-            self.flag(node, "module", f"{'.'.join(chain)} is a module used as a value; use it only as "
-                      f"{'.'.join(chain)}.name")
+            bad = _resolve_chain(self.module_paths[chain[0]], chain[1:])
+            if bad:  # say the worse thing: the module itself is off limits
+                self.flag(node, "module", f"{'.'.join(chain)} reaches the module {bad!r}, which is not allowed")
+            else:
+                self.flag(node, "module", f"{'.'.join(chain)} is a module used as a value; use it only as "
+                          f"{'.'.join(chain)}.name")
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg and node.arg.startswith("__") and node.arg.endswith("__"):
+            self.flag(node.value, "dunder", f"the keyword {node.arg!r} names a dunder")
+        self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         v = node.value
