@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,12 +11,13 @@ import torch
 
 from kgym.verify import Verifier, VerifyConfig
 
-FIXTURES = Path(__file__).parent / "fixtures"
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from paths import FIXTURES, fixture_path  # noqa: E402, F401 - FIXTURES is used by the tests
 
 
 def fixture_source(op: str, kind: str) -> str:
-    """tests/fixtures/<op>/<kind>.py as text (kind: reference, good, wrong)."""
-    return (FIXTURES / op / f"{kind}.py").read_text()
+    """A fixture as text (kind: reference, good, wrong); see tests/fixtures/paths.py."""
+    return fixture_path(op, kind).read_text()
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import FIXTURES, fixture_path
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -26,7 +26,7 @@ def test_json_is_exactly_one_object_with_the_documented_keys():
 
 
 def test_failing_verdict_exits_zero_and_report_shows_gates():
-    p = run("verify", "--reference", str(FIXTURES / "relu/reference.py"),
+    p = run("verify", "--reference", str(fixture_path("relu", "reference")),
             "--candidate", str(FIXTURES / "relu/wrong.py"), "--device", "cpu", "--runs", "3")
     assert p.returncode == 0, p.stderr
     assert "correctness  FAIL" in p.stdout and "timing       not run" in p.stdout
@@ -34,21 +34,21 @@ def test_failing_verdict_exits_zero_and_report_shows_gates():
 
 
 def test_missing_and_empty_files_exit_2_naming_the_file(tmp_path: Path):
-    p = run("verify", "--reference", "does/not/exist.py", "--candidate", str(FIXTURES / "relu/good.py"))
+    p = run("verify", "--reference", "does/not/exist.py", "--candidate", str(fixture_path("relu", "good")))
     assert p.returncode == 2 and "does/not/exist.py" in p.stderr and "does not exist" in p.stderr
     empty = tmp_path / "empty.py"
     empty.write_text("")
-    p = run("verify", "--reference", str(FIXTURES / "relu/reference.py"), "--candidate", str(empty))
+    p = run("verify", "--reference", str(fixture_path("relu", "reference")), "--candidate", str(empty))
     assert p.returncode == 2 and "empty.py" in p.stderr and "empty" in p.stderr
 
 
 def test_bad_reference_exits_2_with_what_to_do(tmp_path: Path):
     bad = tmp_path / "ref.py"
     bad.write_text("import torch\nclass Model(torch.nn.Module):\n    pass\n")
-    p = run("verify", "--reference", str(bad), "--candidate", str(FIXTURES / "relu/good.py"), "--device", "cpu")
+    p = run("verify", "--reference", str(bad), "--candidate", str(fixture_path("relu", "good")), "--device", "cpu")
     assert p.returncode == 2 and "ref.py" in p.stderr and "get_inputs" in p.stderr
     bad.write_text("def f(:\n")
-    p = run("verify", "--reference", str(bad), "--candidate", str(FIXTURES / "relu/good.py"), "--device", "cpu")
+    p = run("verify", "--reference", str(bad), "--candidate", str(fixture_path("relu", "good")), "--device", "cpu")
     assert p.returncode == 2 and "syntax error" in p.stderr
 
 
