@@ -1,0 +1,18 @@
+"""Procedural tasks: the fourteen families, staged curricula and prompts.
+
+    from kgym.tasks import make, task_ids, check_task
+    task = make("softmax-v1", seed=7, size="tiny")      # reference, solution, wrong, prompts
+    verdict = verifier.verify(task.reference, answer, **task.verify_options())
+
+`registry.py` holds the ids and `make`, `families/` the operations and their files, `prompts.py` the
+single-turn and repair prompts, `check.py` the conformance check, `curriculum.py` the sampling
+weights and the ladder, `decontaminate.py` the overlap check against a KernelBench checkout.
+"""
+
+from kgym.tasks.check import CheckResult, check_task
+from kgym.tasks.registry import FAMILIES, get_operation, make, make_from_spec, operations, task_ids
+from kgym.tasks.spec import ANSWER_MODES, SIZES, STAGES, TaskError, TaskSpec
+from kgym.tasks.task import Task
+
+__all__ = ["ANSWER_MODES", "FAMILIES", "SIZES", "STAGES", "CheckResult", "Task", "TaskError", "TaskSpec",
+           "check_task", "get_operation", "make", "make_from_spec", "operations", "task_ids"]

@@ -1,0 +1,3 @@
+"""conv1d family (being written)."""
+
+OPERATIONS = []

@@ -1,0 +1,3 @@
+"""conv2d family (being written)."""
+
+OPERATIONS = []

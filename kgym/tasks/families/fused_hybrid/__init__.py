@@ -1,0 +1,3 @@
+"""fused_hybrid family (being written)."""
+
+OPERATIONS = []

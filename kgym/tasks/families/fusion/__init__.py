@@ -1,0 +1,3 @@
+"""fusion family (being written)."""
+
+OPERATIONS = []

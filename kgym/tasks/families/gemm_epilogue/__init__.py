@@ -1,0 +1,3 @@
+"""gemm_epilogue family (being written)."""
+
+OPERATIONS = []

@@ -1,0 +1,3 @@
+"""kernelbook family (being written)."""
+
+OPERATIONS = []

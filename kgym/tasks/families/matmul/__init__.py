@@ -1,0 +1,3 @@
+"""matmul family (being written)."""
+
+OPERATIONS = []

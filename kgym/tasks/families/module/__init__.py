@@ -1,0 +1,3 @@
+"""module family (being written)."""
+
+OPERATIONS = []

@@ -1,0 +1,3 @@
+"""normalization family (being written)."""
+
+OPERATIONS = []

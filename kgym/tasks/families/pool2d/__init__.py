@@ -1,0 +1,3 @@
+"""pool2d family (being written)."""
+
+OPERATIONS = []

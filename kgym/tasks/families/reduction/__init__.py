@@ -1,0 +1,3 @@
+"""reduction family (being written)."""
+
+OPERATIONS = []

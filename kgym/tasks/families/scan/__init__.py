@@ -1,0 +1,3 @@
+"""scan family (being written)."""
+
+OPERATIONS = []

@@ -1,0 +1,3 @@
+"""softmax family (being written)."""
+
+OPERATIONS = []
