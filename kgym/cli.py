@@ -3,6 +3,10 @@
     kgym verify --reference REF.py --candidate CAND.py [--device auto|cpu|cuda] [--hybrid]
                 [--baseline eager|compile|joint] [--seed N] [--runs N] [--json]
     kgym verify --example relu          (the bundled example: reference and a Triton answer)
+    kgym verify ... [--out DIR [--run-id ID] [--job-id ID]] [--metrics-port N [--metrics-hold S]]
+                                        (record the verdict as Parquet; export Prometheus metrics)
+    kgym replay RUN_DIR [--plots DIR]   (solve rates, gate failures, speedups of recorded runs)
+    kgym compact PATH                   (merge each partition's part files into one)
 
 Exit status: 0 when a verdict was produced (pass or fail), 1 when kgym itself failed, 2 for bad
 usage or unreadable input.
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -132,12 +137,81 @@ def cmd_verify(args: argparse.Namespace) -> int:
         reference = load_reference(ref, origin=args.reference)
     except ReferenceError as e:
         raise UsageError(str(e)) from None
-    verdict = verify(reference, cand, config)
+    if args.out is None and args.metrics_port is None:
+        verdict = verify(reference, cand, config)
+    else:
+        verdict = _verify_recorded(args, config, reference, ref, cand)
     if args.json:
         print(verdict.to_json())
     else:
         print(format_report(verdict, f"{args.candidate} against {args.reference}"))
     return 1 if verdict.error else 0
+
+
+def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: str, cand_source: str):
+    """`kgym verify --out/--metrics-port`: the same verification, streamed to records and metrics."""
+    import time
+
+    from kgym.metrics import Metrics, start_exporter
+    from kgym.records import RecordWriter, RunItem, custom_task, verify_items
+    from kgym.verify import Verifier
+
+    task = custom_task(args.reference, ref_source, args.seed, hybrid=args.hybrid)
+    metrics = exporter = writer = None
+    try:
+        if args.metrics_port is not None:
+            metrics = Metrics()
+            exporter = start_exporter(metrics, args.metrics_port, addr=args.metrics_addr)
+            print(f"kgym verify: metrics on http://{args.metrics_addr}:{exporter.port}/metrics", file=sys.stderr)
+        if args.out is not None:
+            run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
+            writer = RecordWriter(args.out, run_id=run_id, job_id=args.job_id)
+        with Verifier(config, spares=0) as verifier:
+            [done] = verify_items([RunItem(task, reference, cand_source, seed=args.seed)], verifier,
+                                  writer=writer, metrics=metrics)
+        if writer is not None:
+            writer.close()
+            print(f"kgym verify: recorded to {writer.run_path}", file=sys.stderr)
+        if exporter is not None and args.metrics_hold > 0:
+            print(f"kgym verify: serving metrics for {args.metrics_hold:g} s more", file=sys.stderr)
+            time.sleep(args.metrics_hold)
+        return done.verdict
+    except ValueError as e:  # a bad run or job id
+        raise UsageError(str(e)) from None
+    except OSError as e:  # port in use, unwritable --out
+        raise UsageError(f"cannot record: {e}") from None
+    finally:
+        if exporter is not None:
+            exporter.close()
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from kgym.records import load
+    from kgym.records.replay import format_summary, summarize
+
+    if not Path(args.run_dir).exists():
+        raise UsageError(f"no records at {args.run_dir!r}")
+    df = load(args.run_dir)
+    if df.empty:
+        raise UsageError(f"no part files under {args.run_dir!r}")
+    print(format_summary(summarize(df)))
+    if args.plots:
+        from kgym.records.plots import write_plots
+
+        for path in write_plots(df, args.plots):
+            print(f"wrote {path}")
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    from kgym.records import compact
+
+    if not Path(args.path).exists():
+        raise UsageError(f"no records at {args.path!r}")
+    r = compact(args.path)
+    print(f"compacted {r.partitions} partition(s): {r.parts_before} -> {r.parts_after} part files, "
+          f"{r.rows_before} -> {r.rows_after} rows in the rewritten partitions")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,7 +229,21 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--runs", type=int, default=None, help="timed runs (default 100 on CUDA, 10 on CPU)")
     v.add_argument("--timeout", type=float, default=120.0, help="seconds per request to the candidate")
     v.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
+    v.add_argument("--out", help="records root: the verdict is written as Parquet under OUT/RUN_ID/FAMILY/")
+    v.add_argument("--run-id", help="run id for --out (default: a timestamp)")
+    v.add_argument("--job-id", default="verify", help="job id for --out (default: verify)")
+    v.add_argument("--metrics-port", type=int, help="export Prometheus metrics on this port (0: any free one)")
+    v.add_argument("--metrics-addr", default="0.0.0.0", help="address of the metrics exporter")
+    v.add_argument("--metrics-hold", type=float, default=0.0,
+                   help="keep serving metrics this many seconds after the verdict (for a scrape)")
     v.set_defaults(func=cmd_verify)
+    r = sub.add_parser("replay", help="summarise recorded runs: solve rates, gate failures, speedups")
+    r.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or a records root, or one part file)")
+    r.add_argument("--plots", metavar="DIR", help="also write PNG figures into DIR")
+    r.set_defaults(func=cmd_replay)
+    c = sub.add_parser("compact", help="merge each partition's part files into one (duplicates resolved)")
+    c.add_argument("path", metavar="PATH", help="a records root, a run directory or a partition")
+    c.set_defaults(func=cmd_compact)
     return p
 
 

@@ -1,0 +1,73 @@
+"""A local run: verify a list of items with one `Verifier`, streaming every verdict to the records
+writer and the metrics as it comes.
+
+Covers the loop a single process runs (`kgym verify --out/--metrics-port` and the tests): per item,
+verify, build the row, write it, observe it, and keep the queue-depth and worker-state gauges true.
+The Ray farm does the same per verdict from its actors with the same `make_record`, `RecordWriter`
+and `Metrics`; this module does not know about Ray, schedule work or retry (a local `Verifier` turns
+everything a candidate does into a verdict; a kgym failure is a row with outcome "error").
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from kgym.records.record import Episode, make_record
+from kgym.records.worker import WorkerInfo
+from kgym.records.writer import RecordWriter
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """An item's verdict (a `kgym.verify.Verdict`) and the row recorded for it."""
+
+    verdict: Any
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RunItem:
+    """One evaluation to run: the task spec (a plain dict), the reference and candidate sources."""
+
+    task: Mapping[str, Any]
+    reference: Any  # source text or a loaded kgym.verify.Reference
+    candidate: str
+    seed: int | None = None  # the verifier's public seed; default the task's seed
+    episode: Episode | None = None
+    overrides: Mapping[str, Any] = field(default_factory=dict)  # VerifyConfig fields for this item
+
+
+def verify_items(items: Sequence[RunItem], verifier: Any, *, writer: RecordWriter | None = None,
+                 metrics: Any = None, worker: WorkerInfo | None = None,
+                 on_record: Callable[[Evaluated], None] | None = None) -> list[Evaluated]:
+    """Verify `items` in order with `verifier` (a `kgym.verify.Verifier`); returns verdicts and rows.
+    `metrics` is a `kgym.metrics.Metrics` or None; `on_record` sees each result once it is stored.
+    The writer is flushed at the end (not closed: the caller owns it)."""
+    worker = worker or WorkerInfo.here(str(verifier.device))
+    rows = []
+    if metrics is not None:
+        metrics.set_queue_depth(len(items))
+        metrics.set_workers({"idle": 1})
+    for i, item in enumerate(items):
+        seed = int(item.seed if item.seed is not None else item.task.get("seed") or 0)
+        if metrics is not None:
+            metrics.set_queue_depth(len(items) - i - 1)
+            metrics.set_workers({"busy": 1})
+        started = time.time()
+        verdict = verifier.verify(item.reference, item.candidate, seed=seed, **dict(item.overrides))
+        row = make_record(task=item.task, candidate_source=item.candidate, verdict=verdict, worker=worker,
+                          episode=item.episode, seed=seed, started_at=started, finished_at=time.time())
+        if writer is not None:
+            writer.write(row)
+        if metrics is not None:
+            metrics.observe(row)
+            metrics.set_workers({"idle": 1})
+        done = Evaluated(verdict, row)
+        if on_record is not None:
+            on_record(done)
+        rows.append(done)
+    if writer is not None:
+        writer.flush()
+    return rows

@@ -1,0 +1,135 @@
+"""One evaluation as a row: `make_record(task=..., candidate_source=..., verdict=..., ...)`.
+
+Covers flattening a task spec (a plain dict, as `TaskSpec.to_dict()` gives it), a candidate, a
+`Verdict`, its reward, the worker and the episode fields into a row dict keyed by the columns of
+`schema.py`. The row is plain data (picklable, JSON-able apart from datetimes) so it can travel from
+a verifier actor to a record sink. Does not stamp run, job, write time or schema version: the writer
+that owns the run does that.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from kgym.records.ids import canonical_json, evaluation_id, source_hash
+from kgym.records.worker import WorkerInfo
+from kgym.verify.verdict import Verdict
+
+# Keys of a task spec (TaskSpec.to_dict()); only task_id and family are required.
+TASK_KEYS = ("task_id", "family", "operation", "stage", "seed", "size", "dtype", "shapes", "answer_mode")
+# Columns the writer fills in.
+WRITER_COLUMNS = ("schema_version", "run_id", "job_id", "recorded_at")
+
+
+@dataclass(frozen=True)
+class Episode:
+    """Where an evaluation sits in an RL episode: its group, its index in the group, its turn."""
+
+    group_id: str
+    sample_index: int
+    turn: int = 0
+
+
+def outcome_of(verdict: Verdict) -> str:
+    """passed, failed (a gate, timeout or crash: the candidate's fault) or error (kgym's fault)."""
+    if verdict.error is not None:
+        return "error"
+    return "passed" if verdict.passed else "failed"
+
+
+def _timestamp(t: dt.datetime | float | None) -> dt.datetime | None:
+    if t is None:
+        return None
+    if isinstance(t, (int, float)):
+        return dt.datetime.fromtimestamp(t, tz=dt.timezone.utc)
+    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+
+
+def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verdict,
+                reward: float | None = None, worker: WorkerInfo | None = None, episode: Episode | None = None,
+                seed: int | None = None, started_at: dt.datetime | float | None = None,
+                finished_at: dt.datetime | float | None = None) -> dict[str, Any]:
+    """A row for the writer. `seed` is the verifier's public seed (default: the task's seed);
+    `reward` defaults to the verdict's own; times are datetimes or POSIX seconds."""
+    if "task_id" not in task or "family" not in task:
+        raise ValueError("a task needs at least task_id and family")
+    unknown = set(task) - set(TASK_KEYS)
+    if unknown:
+        raise ValueError(f"unknown task keys {sorted(unknown)} (known: {TASK_KEYS})")
+    seed = int(seed if seed is not None else task.get("seed") or 0)
+    worker = worker or WorkerInfo()
+    t = verdict.timings
+    cand, eager, comp = t.get("candidate"), t.get("eager"), t.get("compile")
+    clock = next((x.clock for x in (cand, eager, comp) if x is not None), None)
+    shapes = task.get("shapes")
+    return {
+        "evaluation_id": evaluation_id(task, candidate_source, seed, verdict.verifier_version),
+        "started_at": _timestamp(started_at),
+        "finished_at": _timestamp(finished_at),
+        "task_id": str(task["task_id"]),
+        "family": str(task["family"]),
+        "operation": task.get("operation"),
+        "stage": task.get("stage"),
+        "task_seed": task.get("seed"),
+        "size": task.get("size"),
+        "dtype": task.get("dtype"),
+        "shapes_json": canonical_json(shapes) if shapes is not None else None,
+        "answer_mode": task.get("answer_mode"),
+        "verify_seed": seed,
+        "candidate_hash": source_hash(candidate_source),
+        "candidate_source": candidate_source,
+        "passed": bool(verdict.passed),
+        "outcome": outcome_of(verdict),
+        "gate": verdict.gate,
+        "reason": verdict.reason or None,
+        "error": verdict.error,
+        "cases": [{"name": c.name, "passed": c.passed, "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err,
+                   "passed_loose": c.passed_loose, "order": c.order, "note": c.note} for c in verdict.cases],
+        "cases_passed": verdict.cases_passed,
+        "cases_total": len(verdict.cases),
+        "candidate_ms": cand.median_ms if cand else None,
+        "candidate_spread_ms": cand.spread_ms if cand else None,
+        "candidate_runs": cand.runs if cand else None,
+        "candidate_stable": cand.stable if cand else None,
+        "eager_ms": eager.median_ms if eager else None,
+        "eager_spread_ms": eager.spread_ms if eager else None,
+        "compile_ms": comp.median_ms if comp else None,
+        "compile_spread_ms": comp.spread_ms if comp else None,
+        "timing_clock": clock,
+        "speedup_eager": verdict.speedup_eager,
+        "speedup_compile": verdict.speedup_compile,
+        "flagged": bool(verdict.flagged),
+        "launches": int(verdict.launches),
+        "device_launches": verdict.device_launches,
+        "library_calls": int(verdict.library_calls),
+        "hybrid": bool(verdict.hybrid),
+        "baseline": verdict.baseline,
+        "device": verdict.device,
+        "verify_seconds": verdict.stages_s.get("total"),
+        "stages_json": json.dumps(verdict.stages_s, sort_keys=True),
+        "notes": list(verdict.notes),
+        "verifier_version": verdict.verifier_version,
+        "reward": float(verdict.reward if reward is None else reward),
+        "worker_id": worker.worker_id,
+        "worker_host": worker.host,
+        "gpu_name": worker.gpu_name,
+        "torch_version": worker.torch_version,
+        "triton_version": worker.triton_version,
+        "group_id": episode.group_id if episode else None,
+        "sample_index": episode.sample_index if episode else None,
+        "turn": episode.turn if episode else None,
+    }
+
+
+def custom_task(reference_path: str, reference_source: str, seed: int, hybrid: bool = False) -> dict[str, Any]:
+    """The task spec of a bare `kgym verify --reference REF.py`: family custom, operation the file's
+    stem; the id names the reference's content, so two references with one name stay apart."""
+    from pathlib import Path
+
+    stem = Path(reference_path).stem
+    return {"task_id": f"custom-{stem}-{source_hash(reference_source)[:12]}", "family": "custom",
+            "operation": stem, "stage": "full", "seed": int(seed), "size": None, "dtype": None, "shapes": None,
+            "answer_mode": "hybrid" if hybrid else "triton"}
