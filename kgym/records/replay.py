@@ -62,7 +62,7 @@ def format_summary(s: ReplaySummary) -> str:
              "solve rate by family and stage:"]
     if len(s.solve_rate):
         for (family, stage), r in s.solve_rate.iterrows():
-            lines.append(f"  {family:<16} {stage:<10} {int(r["passed"]):>5}/{int(r["verdicts"]):<5} {r['solve_rate']:6.1%}")
+            lines.append(f"  {family:<16} {stage:<10} {int(r['passed']):>5}/{int(r['verdicts']):<5} {r['solve_rate']:6.1%}")
     else:
         lines.append("  (no verdicts)")
     lines += ["", "gate failures (first failing gate):"]
