@@ -27,6 +27,8 @@ from typing import Any, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
+from kgym.verify.verdict import FAILURE_KINDS
+
 WORKER_STATES = ("starting", "idle", "busy", "dead")
 # Verification seconds: a warm CPU verify is ~1-4 s, a cold GPU one with torch.compile ~30 s.
 SECONDS_BUCKETS = (0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0)
@@ -56,6 +58,18 @@ class Metrics:
         self.queue_depth = Gauge("kgym_queue_depth", "Items waiting in a queue", ["queue"], registry=r)
         self.workers = Gauge("kgym_workers", "Verifier workers by state", ["state"], registry=r)
         self._recent: dict[str, collections.deque[bool]] = {}
+
+    def declare(self, family: str, stage: str | None = None) -> None:
+        """Create a family's series at 0 before its first evaluation. A series that first appears at
+        1 hides that increment from rate() and increase(); declaring the families a run will see
+        makes every evaluation count on the dashboard."""
+        stage = stage or "none"
+        combos = [("none", "passed"), ("none", "error")] + [(g, "failed") for g in FAILURE_KINDS]
+        for gate, outcome in combos:
+            self.evaluations.labels(family=family, stage=stage, gate=gate, outcome=outcome)
+        self.verification_seconds.labels(family=family)
+        for baseline in ("eager", "compile"):
+            self.speedup.labels(family=family, baseline=baseline)
 
     def observe(self, record: Mapping[str, Any]) -> None:
         """Count one evaluation from its record row (a `kgym.records.make_record` dict)."""
@@ -105,3 +119,18 @@ def start_exporter(metrics: Metrics, port: int, addr: str = "0.0.0.0") -> Export
     """Serve `metrics` on http://addr:port/metrics from a daemon thread; port 0 picks a free one."""
     server, thread = start_http_server(port, addr=addr, registry=metrics.registry)
     return Exporter(port=server.server_port, server=server, thread=thread)
+
+
+def write_targets_file(path: str, targets: list[str], labels: Mapping[str, str] | None = None) -> None:
+    """Write a Prometheus file_sd target file (`[{"targets": [...], "labels": {...}}]`) atomically,
+    so a Prometheus watching it (`dashboards/prometheus.yml`) finds an exporter started on any port."""
+    import json
+    import os
+
+    from pathlib import Path
+
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.parent / f".{p.name}.tmp"
+    tmp.write_text(json.dumps([{"targets": list(targets), "labels": dict(labels or {})}]))
+    os.replace(tmp, p)

@@ -48,6 +48,8 @@ def verify_items(items: Sequence[RunItem], verifier: Any, *, writer: RecordWrite
     worker = worker or WorkerInfo.here(str(verifier.device))
     rows = []
     if metrics is not None:
+        for item in items:
+            metrics.declare(str(item.task["family"]), item.task.get("stage"))
         metrics.set_queue_depth(len(items))
         metrics.set_workers({"idle": 1})
     for i, item in enumerate(items):

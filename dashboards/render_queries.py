@@ -1,0 +1,257 @@
+"""Run every PromQL query of dashboards/kgym.json against a real Prometheus, and draw the results.
+
+Covers: reading the dashboard's queries (with Grafana's variables filled in), starting the
+`prometheus` binary on loopback against kgym exporters (found through a file_sd target file, as
+`dashboards/prometheus.yml` does), querying its HTTP API, and rendering each panel's query results
+over time into one PNG (Grafana cannot be installed where kgym is developed; the image in docs/
+shows what the dashboard's queries return). The test tests/records/test_records_prometheus.py uses
+the same functions. Does not define metrics (kgym/metrics.py).
+
+    python dashboards/render_queries.py --out docs/dashboard-queries.png   # ~2 min on 2 CPU cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DASHBOARD = HERE / "kgym.json"
+
+
+@dataclass(frozen=True)
+class PanelQuery:
+    panel: str
+    expr: str  # as written in the dashboard
+    legend: str
+
+
+def dashboard_queries(path: Path = DASHBOARD) -> list[PanelQuery]:
+    """Every target expression of every panel (rows' nested panels included)."""
+    dash = json.loads(Path(path).read_text())
+    out = []
+    stack = list(dash["panels"])
+    while stack:
+        p = stack.pop(0)
+        stack.extend(p.get("panels", []))
+        for t in p.get("targets", []):
+            out.append(PanelQuery(p["title"], t["expr"], t.get("legendFormat", "")))
+    return out
+
+
+def fill_variables(expr: str, rate_interval: str = "1m", family: str = ".*") -> str:
+    """Grafana's variables as Grafana would expand them (All families = the regex .*)."""
+    for var, value in (("$__rate_interval", rate_interval), ("$__interval", rate_interval),
+                       ("$__range", "1h"), ("${family}", family), ("$family", family)):
+        expr = expr.replace(var, value)
+    if "$" in expr:
+        raise ValueError(f"unexpanded variable in {expr!r}")
+    return expr
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Prometheus:
+    """The prometheus binary on 127.0.0.1, scraping the file_sd targets in `targets_dir`."""
+
+    def __init__(self, workdir: Path, targets_dir: Path, scrape_interval: str = "1s",
+                 binary: str | None = None):
+        self.binary = binary or shutil.which("prometheus")
+        if self.binary is None:
+            raise FileNotFoundError("no prometheus binary on PATH (Debian: apt-get install prometheus)")
+        self.workdir = Path(workdir)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = self.workdir / "prometheus.yml"
+        config.write_text(
+            "global:\n"
+            f"  scrape_interval: {scrape_interval}\n  evaluation_interval: {scrape_interval}\n"
+            "scrape_configs:\n"
+            "  - job_name: kgym\n"
+            "    file_sd_configs:\n"
+            f"      - files: ['{Path(targets_dir) / '*.json'}']\n"
+            "        refresh_interval: 1s\n")
+        self.log = open(self.workdir / "prometheus.log", "wb")
+        self.proc = subprocess.Popen(
+            [self.binary, f"--config.file={config}", f"--storage.tsdb.path={self.workdir / 'data'}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--storage.tsdb.retention.time=1d"],
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"prometheus exited with {self.proc.returncode}: {self.tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "/-/ready", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"prometheus not ready after {timeout_s} s: {self.tail()}")
+
+    def tail(self) -> str:
+        self.log.flush()
+        return (self.workdir / "prometheus.log").read_text(errors="replace")[-2000:]
+
+    def api(self, endpoint: str, **params: str) -> dict:
+        url = f"{self.url}/api/v1/{endpoint}?{urllib.parse.urlencode(params)}"
+        with urllib.request.urlopen(url, timeout=10) as r:
+            body = json.loads(r.read())
+        if body.get("status") != "success":
+            raise RuntimeError(f"{endpoint} {params}: {body}")
+        return body["data"]
+
+    def query(self, expr: str, at: float | None = None) -> list[dict]:
+        params = {"query": expr}
+        if at is not None:
+            params["time"] = f"{at:.3f}"
+        return self.api("query", **params)["result"]
+
+    def query_range(self, expr: str, start: float, end: float, step: float) -> list[dict]:
+        return self.api("query_range", query=expr, start=f"{start:.3f}", end=f"{end:.3f}", step=f"{step:g}")["result"]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+    def __enter__(self) -> "Prometheus":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def finite_values(result: list[dict]) -> list[float]:
+    """The finite sample values of an instant or range query result."""
+    values = []
+    for series in result:
+        samples = series.get("values") or ([series["value"]] if "value" in series else [])
+        for _, v in samples:
+            f = float(v)
+            if math.isfinite(f):
+                values.append(f)
+    return values
+
+
+def _legend(fmt: str, labels: dict) -> str:
+    out = fmt or ""
+    for k, v in labels.items():
+        out = out.replace("{{" + k + "}}", v)
+    return out or json.dumps(labels)
+
+
+def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval: str = "30s") -> Path:
+    """One subplot per panel: each query's series over [start, end] as Prometheus returns them."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    queries = dashboard_queries()
+    panels: dict[str, list[PanelQuery]] = {}
+    for q in queries:
+        panels.setdefault(q.panel, []).append(q)
+    cols = 3
+    rows = math.ceil(len(panels) / cols)
+    fig = Figure(figsize=(6 * cols, 3.2 * rows))
+    FigureCanvasAgg(fig)
+    step = max(1.0, (end - start) / 200)
+    for i, (title, qs) in enumerate(panels.items()):
+        ax = fig.add_subplot(rows, cols, i + 1)
+        for q in qs:
+            for series in prom.query_range(fill_variables(q.expr, rate_interval), start, end, step):
+                ts = [float(t) - start for t, _ in series["values"]]
+                vs = [float(v) for _, v in series["values"]]
+                ax.plot(ts, vs, label=_legend(q.legend, series["metric"]), lw=1.2)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("seconds into the run", fontsize=7)
+        ax.tick_params(labelsize=7)
+        if ax.lines and len(ax.lines) <= 12:
+            ax.legend(fontsize=6, loc="best")
+    fig.suptitle("kgym dashboard queries (dashboards/kgym.json) from a real Prometheus, "
+                 "scraping a local CPU run", fontsize=11)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp"
+    fig.savefig(tmp, format="png", dpi=90)
+    os.replace(tmp, out)
+    return out
+
+
+def demo_items():
+    """A mixed local run over the repository's fixtures: right and wrong answers, policy rejections."""
+    sys.path.insert(0, str(HERE.parent / "tests" / "fixtures"))
+    from paths import fixture_path
+
+    from kgym.records import RunItem
+
+    items = []
+    plan = {"relu": ("good", "good", "wrong"), "softmax": ("good", "wrong", "wrong"),
+            "layernorm": ("good", "good", "good", "wrong")}
+    for round_ in range(3):
+        for family, kinds in plan.items():
+            ref = fixture_path(family, "reference").read_text()
+            for k, kind in enumerate(kinds):
+                stage = "small" if k % 2 else "full"
+                seed = 10 * round_ + k
+                task = {"task_id": f"{family}-v1", "family": family, "operation": family, "stage": stage,
+                        "seed": seed, "size": "tiny", "dtype": "float32", "shapes": {}, "answer_mode": "triton"}
+                items.append(RunItem(task, ref, fixture_path(family, kind).read_text(), seed=seed))
+            if round_ == 1:
+                items.append(RunItem({"task_id": f"{family}-v1", "family": family, "stage": "full", "seed": 99},
+                                     ref, "import os\nclass ModelNew:\n    pass\n", seed=99))
+    return items
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", default=str(HERE.parent / "docs" / "dashboard-queries.png"))
+    args = p.parse_args(argv)
+    from kgym.metrics import Metrics, start_exporter, write_targets_file
+    from kgym.records import RecordWriter, verify_items
+    from kgym.verify import Verifier, VerifyConfig
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        metrics = Metrics(window=20)
+        exporter = start_exporter(metrics, 0, addr="127.0.0.1")
+        write_targets_file(str(tmp / "targets" / "kgym.json"), [f"127.0.0.1:{exporter.port}"])
+        with Prometheus(tmp, tmp / "targets", scrape_interval="2s") as prom:
+            prom.wait_ready()
+            start = time.time()
+            with Verifier(VerifyConfig(device="cpu", timed_runs=5, warmup_runs=1, max_remeasure=1), spares=1) as v, \
+                    RecordWriter(tmp / "runs", run_id="demo", job_id="render") as w:
+                items = demo_items()
+                verify_items(items, v, writer=w, metrics=metrics,
+                             on_record=lambda e: print(e.record["family"], e.record["outcome"], e.record["gate"]))
+            time.sleep(6)  # the last scrapes
+            render(prom, start, time.time(), Path(args.out))
+        exporter.close()
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
