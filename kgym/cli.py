@@ -7,6 +7,7 @@
                                         (record the verdict as Parquet; export Prometheus metrics)
     kgym replay RUN_DIR [--plots DIR]   (solve rates, gate failures, speedups of recorded runs)
     kgym compact PATH                   (merge each partition's part files into one)
+    kgym tasks list|show|export|decontaminate   (the procedural tasks; see kgym/cli_tasks.py)
 
 Exit status: 0 when a verdict was produced (pass or fail), 1 when kgym itself failed, 2 for bad
 usage or unreadable input.
@@ -244,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compact", help="merge each partition's part files into one (duplicates resolved)")
     c.add_argument("path", metavar="PATH", help="a records root, a run directory or a partition")
     c.set_defaults(func=cmd_compact)
+    from kgym import cli_tasks
+
+    cli_tasks.add_parser(sub)
     return p
 
 
