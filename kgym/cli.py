@@ -140,13 +140,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     if args.out is None and args.metrics_port is None:
         verdict = verify(reference, cand, config)
+        _print_verdict(args, verdict)
     else:
-        verdict = _verify_recorded(args, config, reference, ref, cand)
-    if args.json:
-        print(verdict.to_json())
-    else:
-        print(format_report(verdict, f"{args.candidate} against {args.reference}"))
+        verdict = _verify_recorded(args, config, reference, ref, cand)  # prints before --metrics-hold
     return 1 if verdict.error else 0
+
+
+def _print_verdict(args: argparse.Namespace, verdict) -> None:
+    if args.json:
+        print(verdict.to_json(), flush=True)
+    else:
+        print(format_report(verdict, f"{args.candidate} against {args.reference}"), flush=True)
 
 
 def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: str, cand_source: str):
@@ -173,6 +177,7 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
         if writer is not None:
             writer.close()
             print(f"kgym verify: recorded to {writer.run_path}", file=sys.stderr)
+        _print_verdict(args, done.verdict)
         if exporter is not None and args.metrics_hold > 0:
             print(f"kgym verify: serving metrics for {args.metrics_hold:g} s more", file=sys.stderr)
             time.sleep(args.metrics_hold)
