@@ -94,3 +94,16 @@ def test_cli_tasks(tmp_path, capsys):
     assert main(["tasks", "export", "--n", "5", "--seed", "1", "--size", "tiny", "--out", str(out)]) == 0
     assert pq.read_table(out).num_rows == 5
     assert main(["tasks", "export", "--n", "0", "--out", str(out)]) == 2
+
+
+def test_task_reference_runs_through_kgym_verify_unchanged(tmp_path, capsys):
+    import json
+
+    task = make("leaky_relu-v1", 21, size="tiny")
+    ref, sol = tmp_path / "reference.py", tmp_path / "solution.py"
+    ref.write_text(task.reference)
+    sol.write_text(task.solution)
+    rc = main(["verify", "--reference", str(ref), "--candidate", str(sol), "--device", "cpu",
+               "--seed", str(task.spec.seed), "--runs", "3", "--json"])
+    verdict = json.loads(capsys.readouterr().out)
+    assert rc == 0 and verdict["passed"], verdict["reason"]
