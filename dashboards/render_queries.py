@@ -36,6 +36,7 @@ class PanelQuery:
     panel: str
     expr: str  # as written in the dashboard
     legend: str
+    heatmap: bool = False  # buckets by `le`, drawn as a heatmap
 
 
 def dashboard_queries(path: Path = DASHBOARD) -> list[PanelQuery]:
@@ -47,7 +48,7 @@ def dashboard_queries(path: Path = DASHBOARD) -> list[PanelQuery]:
         p = stack.pop(0)
         stack.extend(p.get("panels", []))
         for t in p.get("targets", []):
-            out.append(PanelQuery(p["title"], t["expr"], t.get("legendFormat", "")))
+            out.append(PanelQuery(p["title"], t["expr"], t.get("legendFormat", ""), t.get("format") == "heatmap"))
     return out
 
 
@@ -164,6 +165,26 @@ def _legend(fmt: str, labels: dict) -> str:
     return out or json.dumps(labels)
 
 
+def _heatmap(ax, result: list[dict], start: float) -> None:
+    """Cumulative `le` buckets over time -> counts per bucket, as Grafana's heatmap shows them."""
+    import numpy as np
+
+    series = sorted(result, key=lambda r: float(r["metric"]["le"]))
+    times = sorted({float(t) for r in series for t, _ in r["values"]})
+    if not series or not times:
+        return
+    index = {t: i for i, t in enumerate(times)}
+    cum = np.zeros((len(series), len(times)))
+    for j, r in enumerate(series):
+        for t, v in r["values"]:
+            cum[j, index[float(t)]] = float(v)
+    counts = np.diff(np.vstack([np.zeros((1, len(times))), cum]), axis=0).clip(min=0)
+    ax.imshow(counts, aspect="auto", origin="lower", cmap="viridis", interpolation="nearest",
+              extent=(times[0] - start, times[-1] - start, -0.5, len(series) - 0.5))
+    ax.set_yticks(range(len(series)), [r["metric"]["le"] for r in series], fontsize=6)
+    ax.set_ylabel("speedup bucket (le)", fontsize=7)
+
+
 def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval: str = "30s") -> Path:
     """One subplot per panel: each query's series over [start, end] as Prometheus returns them."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -181,7 +202,13 @@ def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval:
     for i, (title, qs) in enumerate(panels.items()):
         ax = fig.add_subplot(rows, cols, i + 1)
         for q in qs:
-            for series in prom.query_range(fill_variables(q.expr, rate_interval), start, end, step):
+            result = prom.query_range(fill_variables(q.expr, rate_interval), start, end, step)
+            if q.heatmap:
+                _heatmap(ax, result, start)
+                continue
+            # Series that stay 0 all along (declared, never hit) only crowd the legend.
+            shown = [r for r in result if len(result) <= 8 or any(float(v) != 0 for _, v in r["values"])]
+            for series in shown:
                 ts = [float(t) - start for t, _ in series["values"]]
                 vs = [float(v) for _, v in series["values"]]
                 ax.plot(ts, vs, label=_legend(q.legend, series["metric"]), lw=1.2)
