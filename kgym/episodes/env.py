@@ -1,0 +1,206 @@
+"""`KernelEnv`: a kgym episode as an environment, `reset(task) -> observation` and
+`step(action) -> StepResult(observation, reward, done, info)`, in OpenEnv's and Gymnasium's spirit.
+
+Observations and actions are chat messages (role/content dicts; tool calls in OpenAI's
+function-calling form), so vLLM's and TRL's chat templates apply unchanged:
+- reset returns the opening messages: single mode one user message (`task.prompt()`), repair mode
+  the system and user messages of `task.repair_messages()`; `env.tools` are the tool schemas to
+  render with them in repair mode (`kgym.tasks.prompts.TOOLS`).
+- step takes the assistant's message (a dict, or its text). Single mode: the answer is extracted,
+  verified and scored, and the episode ends. Repair mode: every tool call of the message runs in
+  order (`tools.py`) and each gets a `{"role": "tool", "tool_call_id", "name", "content"}` message;
+  a message without tool calls gets a user message saying so. Malformed and unknown tool calls get
+  an error in their tool message. Every assistant message is a turn, whatever it holds.
+- Repair ends at finalize, or when the turn limit (`max_turns`, default 10) is reached: then the last
+  submission is scored as if finalized (`score_unfinished=True`, churn included) or 0.
+The reward is 0 on every step but the last. `result()` gives the `EpisodeResult`. One env runs one
+episode at a time; make one per concurrent episode (they may share an `Evaluator`).
+Does not generate text, batch episodes or post-process groups (`rollout.py`, `group.py`).
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from kgym.episodes.budget import TokenCounter, estimate_tokens
+from kgym.episodes.evaluate import Evaluator
+from kgym.episodes.result import MODES, EpisodeResult, Evaluation
+from kgym.episodes.single import score_answer
+from kgym.episodes.tools import RepairTools, parse_tool_call
+from kgym.reward import RewardConfig
+from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS, repair_messages
+from kgym.tasks.task import Task
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    max_submissions: int = MAX_SUBMISSIONS  # submit_kernel calls verified per repair episode
+    max_turns: int = 10  # assistant messages per repair episode
+    inspect_token_budget: int = 1024  # tokens of one inspect_evaluation answer
+    score_unfinished: bool = True  # at the turn limit, score the last submission (else 0)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+
+    def __post_init__(self) -> None:
+        if self.max_submissions < 1 or self.max_turns < 1 or self.inspect_token_budget < 16:
+            raise ValueError("need max_submissions >= 1, max_turns >= 1, inspect_token_budget >= 16")
+
+
+@dataclass(frozen=True)
+class StepResult:
+    observation: list[dict[str, Any]]  # messages to append after the assistant's
+    reward: float
+    done: bool
+    info: dict[str, Any]
+
+
+def _as_message(action: dict[str, Any] | str) -> dict[str, Any]:
+    if isinstance(action, str):
+        return {"role": "assistant", "content": action}
+    if not isinstance(action, dict):
+        return {"role": "assistant", "content": str(action)}
+    return {**action, "role": "assistant"}
+
+
+class KernelEnv:
+    tools = TOOLS
+
+    def __init__(self, evaluator: Evaluator, config: EpisodeConfig = EpisodeConfig(), *,
+                 count_tokens: TokenCounter = estimate_tokens):
+        self.evaluator = evaluator
+        self.config = config
+        self.count_tokens = count_tokens
+        self._task: Task | None = None
+        self._result: EpisodeResult | None = None
+        self._tools: RepairTools | None = None
+        self.done = True
+
+    # ------------------------------------------------------------------------------------------
+    def reset(self, task: Task, mode: str = "repair", *, episode_id: str | None = None,
+              group_id: str | None = None, sample_index: int = 0) -> list[dict[str, Any]]:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+        eid = episode_id or uuid.uuid4().hex[:16]
+        if mode == "single":
+            opening = [{"role": "user", "content": task.prompt()}]
+            self._tools = None
+        else:
+            opening = repair_messages(task, self.config.max_submissions)
+            self._tools = RepairTools(self.evaluator, task, max_submissions=self.config.max_submissions,
+                                      inspect_token_budget=self.config.inspect_token_budget,
+                                      count_tokens=self.count_tokens, reward_config=self.config.reward)
+        self._task = task
+        self._result = EpisodeResult(episode_id=eid, group_id=group_id or eid, sample_index=sample_index,
+                                     task_id=task.task_id, task=task.spec.to_dict(), mode=mode, end_reason="",
+                                     turns=0, submissions=0, transcript=copy.deepcopy(opening))
+        self.done = False
+        return opening
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The conversation so far (opening, actions and observations)."""
+        return self._need().transcript
+
+    def result(self) -> EpisodeResult:
+        r = self._need()
+        if not self.done:
+            raise RuntimeError("the episode is still running")
+        return r
+
+    def _need(self) -> EpisodeResult:
+        if self._result is None:
+            raise RuntimeError("call reset(task) first")
+        return self._result
+
+    # ------------------------------------------------------------------------------------------
+    def step(self, action: dict[str, Any] | str) -> StepResult:
+        r = self._need()
+        if self.done:
+            raise RuntimeError("the episode is over; call reset(task)")
+        msg = _as_message(action)
+        r.transcript.append(msg)
+        r.turns += 1
+        if r.mode == "single":
+            return self._single(r, msg)
+        return self._repair(r, msg)
+
+    def _single(self, r: EpisodeResult, msg: dict[str, Any]) -> StepResult:
+        assert self._task is not None
+        content = msg.get("content")
+        score = score_answer(self.evaluator, self._task, content if isinstance(content, str) else None,
+                             self.config.reward, turn=r.turns)
+        if score.evaluation is not None:
+            r.evaluations.append(score.evaluation)
+            r.submissions = 1
+        return self._finish(r, score.end_reason, score.evaluation, score.reward, score.reason, [])
+
+    def _repair(self, r: EpisodeResult, msg: dict[str, Any]) -> StepResult:
+        tools = self._tools
+        assert tools is not None
+        raw_calls = msg.get("tool_calls") or []
+        obs: list[dict[str, Any]] = []
+        errors = 0
+        if not isinstance(raw_calls, list):
+            raw_calls = [raw_calls]
+        if not raw_calls:
+            errors += 1
+            obs.append({"role": "user", "content": "error: no tool call in your message. Call submit_kernel(code), "
+                                                   "inspect_evaluation(evaluation_id) or finalize(evaluation_id)."})
+        for i, raw in enumerate(raw_calls):
+            call, problem = parse_tool_call(raw, default_id=f"call_{r.turns}_{i}")
+            call_id = call.call_id if call else (raw.get("id") if isinstance(raw, dict) and raw.get("id")
+                                                 else f"call_{r.turns}_{i}")
+            name = call.name if call else _raw_name(raw)
+            if call is None:
+                errors += 1
+                obs.append(_tool_message(call_id, name, f"error: {problem}"))
+                continue
+            if tools.done:
+                obs.append(_tool_message(call_id, name, "error: the episode is over (finalize was called)"))
+                continue
+            out = tools.call(call, r.turns)
+            errors += int(out.error)
+            obs.append(_tool_message(call_id, name, out.content))
+        r.submissions = tools.submissions
+        r.evaluations = list(tools.evaluations)
+        r.transcript.extend(copy.deepcopy(obs))
+        info = {"turn": r.turns, "errors": errors, "submissions": tools.submissions}
+        if tools.done:
+            ev = tools.finalized
+            if ev is None:
+                return self._finish(r, "no_submission", None, 0.0, "finalized without a submission", obs, info)
+            return self._finish(r, "finalized", ev, tools.episode_reward(ev), f"finalized {ev.evaluation_id}",
+                                obs, info)
+        if r.turns >= self.config.max_turns:
+            last = tools.evaluations[-1] if tools.evaluations else None
+            why = f"turn limit ({self.config.max_turns}) reached without finalize"
+            if last is None or not self.config.score_unfinished:
+                return self._finish(r, "turn_limit", None, 0.0, why, obs, info)
+            return self._finish(r, "turn_limit", last, tools.episode_reward(last),
+                                f"{why}; scored the last submission {last.evaluation_id}", obs, info)
+        return StepResult(obs, 0.0, False, info)
+
+    def _finish(self, r: EpisodeResult, end: str, ev: Evaluation | None, reward: float, reason: str,
+                obs: list[dict[str, Any]], info: dict[str, Any] | None = None) -> StepResult:
+        r.end_reason = end
+        r.final_evaluation_id = ev.evaluation_id if ev else None
+        r.base_reward = r.reward = reward
+        r.reason = reason
+        r.error = ev.verdict.error if ev is not None else None
+        self.done = True
+        info = dict(info or {}, turn=r.turns, end_reason=end, evaluation_id=r.final_evaluation_id, reason=reason)
+        return StepResult(obs, reward, True, info)
+
+
+def _raw_name(raw: Any) -> str:
+    if isinstance(raw, dict) and isinstance(raw.get("function"), dict):
+        name = raw["function"].get("name")
+        if isinstance(name, str):
+            return name[:80]
+    return "unknown"
+
+
+def _tool_message(call_id: str, name: str, content: str) -> dict[str, Any]:
+    return {"role": "tool", "tool_call_id": call_id, "name": name, "content": content}

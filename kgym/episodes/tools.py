@@ -1,0 +1,167 @@
+"""The repair tools and their limits: `RepairTools` runs submit_kernel, inspect_evaluation and
+finalize for one episode; `parse_tool_call` turns an OpenAI-form tool call into a checked `ToolCall`.
+
+Semantics (the names and parameters are `kgym.tasks.prompts.TOOLS`):
+- submit_kernel(code): verifies the code, returns its evaluation id and a one-line status. At most
+  `max_submissions` (default 4) per episode; a further call is refused with an error and verifies
+  nothing. The same code twice gets the same id (verified once) but still counts as a submission.
+- inspect_evaluation(evaluation_id): the details of an evaluation of this episode (first failing
+  gate, traceback, cases, diff summary, timings), trimmed to the inspect token budget. An id this
+  episode did not produce is an error.
+- finalize(evaluation_id): ends the episode with that evaluation's reward minus the churn penalty for
+  the submissions made (`kgym.reward`). With no submission at all the episode ends with reward 0; an
+  unknown id while submissions exist is an error (the model can finalize a real one next).
+Ids may be given in full or as a unique prefix of at least 8 characters. Errors are values
+(`ToolResult.error`), never exceptions. Does not count turns or build messages: `env.py` does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from kgym.episodes.budget import TokenCounter, estimate_tokens, trim_to_budget
+from kgym.episodes.evaluate import Evaluator
+from kgym.episodes.feedback import details_text, status_text
+from kgym.episodes.result import Evaluation
+from kgym.reward import RewardConfig, reward
+from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS
+from kgym.tasks.task import Task
+
+TOOL_NAMES = tuple(t["function"]["name"] for t in TOOLS)
+_PARAMS = {t["function"]["name"]: tuple(t["function"]["parameters"]["required"]) for t in TOOLS}
+MIN_ID_PREFIX = 8
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    content: str  # what the model reads
+    error: bool = False
+    done: bool = False  # finalize ended the episode
+    evaluation: Evaluation | None = None  # submit_kernel: the new evaluation
+
+
+def parse_tool_call(raw: Any, default_id: str) -> tuple[ToolCall | None, str]:
+    """(call, "") for a well-formed call to a known tool, else (None, the error for the model).
+    Accepts OpenAI's form ({"id", "type": "function", "function": {"name", "arguments": JSON text}})
+    and the parsed form transformers gives (arguments as a dict)."""
+    if not isinstance(raw, dict):
+        return None, f"malformed tool call: expected an object, got {type(raw).__name__}"
+    call_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else default_id
+    fn = raw.get("function")
+    if raw.get("type", "function") != "function" or not isinstance(fn, dict):
+        return None, "malformed tool call: expected {\"type\": \"function\", \"function\": {\"name\", \"arguments\"}}"
+    name = fn.get("name")
+    if not isinstance(name, str) or not name:
+        return None, "malformed tool call: the function has no name"
+    if name not in TOOL_NAMES:
+        return None, f"unknown tool {name[:80]!r}: the tools are {', '.join(TOOL_NAMES)}"
+    args = fn.get("arguments", {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError as e:
+            return None, f"malformed arguments for {name}: not valid JSON ({e.msg} at position {e.pos})"
+    if not isinstance(args, dict):
+        return None, f"malformed arguments for {name}: expected a JSON object"
+    wanted = _PARAMS[name]
+    missing = [p for p in wanted if p not in args]
+    extra = sorted(set(args) - set(wanted))
+    if missing or extra:
+        return None, (f"bad arguments for {name}: it takes exactly {', '.join(wanted)}"
+                      + (f"; missing {', '.join(missing)}" if missing else "")
+                      + (f"; unexpected {', '.join(extra[:5])}" if extra else ""))
+    bad = [p for p in wanted if not isinstance(args[p], str)]
+    if bad:
+        return None, f"bad arguments for {name}: {', '.join(bad)} must be a string"
+    return ToolCall(call_id, name, {p: args[p] for p in wanted}), ""
+
+
+class RepairTools:
+    """The state of one repair episode's tools: its evaluations, submissions and end."""
+
+    def __init__(self, evaluator: Evaluator, task: Task, *, max_submissions: int = MAX_SUBMISSIONS,
+                 inspect_token_budget: int = 1024, count_tokens: TokenCounter = estimate_tokens,
+                 reward_config: RewardConfig = RewardConfig()):
+        self.evaluator = evaluator
+        self.task = task
+        self.max_submissions = max_submissions
+        self.inspect_token_budget = inspect_token_budget
+        self.count_tokens = count_tokens
+        self.reward_config = reward_config
+        self.evaluations: list[Evaluation] = []
+        self.submissions = 0
+        self.finalized: Evaluation | None = None
+        self.done = False
+
+    # -- lookups -------------------------------------------------------------------------------
+    def find(self, evaluation_id: str) -> Evaluation | None:
+        key = evaluation_id.strip()
+        exact = [e for e in self.evaluations if e.evaluation_id == key]
+        if exact:
+            return exact[-1]
+        if len(key) >= MIN_ID_PREFIX:
+            hits = {e.evaluation_id for e in self.evaluations if e.evaluation_id.startswith(key)}
+            if len(hits) == 1:
+                return next(e for e in reversed(self.evaluations) if e.evaluation_id in hits)
+        return None
+
+    def _unknown(self, evaluation_id: str) -> str:
+        known = ", ".join(dict.fromkeys(e.evaluation_id for e in self.evaluations)) or "none yet"
+        return f"unknown evaluation id {evaluation_id[:64]!r}; this episode's evaluations: {known}"
+
+    def episode_reward(self, evaluation: Evaluation) -> float:
+        """The reward of ending on `evaluation`: its verdict's reward minus churn for the submissions made."""
+        if evaluation.verdict.error is not None:
+            return 0.0
+        return reward(evaluation.verdict, self.reward_config, submissions=max(1, self.submissions))
+
+    # -- the tools -----------------------------------------------------------------------------
+    def call(self, call: ToolCall, turn: int) -> ToolResult:
+        if self.done:
+            return ToolResult("error: the episode is over (finalize was called)", error=True)
+        if call.name == "submit_kernel":
+            return self.submit_kernel(call.arguments["code"], turn)
+        if call.name == "inspect_evaluation":
+            return self.inspect_evaluation(call.arguments["evaluation_id"])
+        return self.finalize(call.arguments["evaluation_id"])
+
+    def submit_kernel(self, code: str, turn: int) -> ToolResult:
+        if self.submissions >= self.max_submissions:
+            return ToolResult(f"error: submission limit reached ({self.max_submissions}); finalize one of your "
+                              f"evaluations", error=True)
+        if not code.strip():
+            return ToolResult("error: submit_kernel needs the full source of the answer in `code`", error=True)
+        self.submissions += 1
+        eid, verdict, cached = self.evaluator.evaluate(self.task, code)
+        ev = Evaluation(eid, turn, self.submissions, code, verdict, reward(verdict, self.reward_config), cached)
+        self.evaluations.append(ev)
+        left = self.max_submissions - self.submissions
+        return ToolResult(f"evaluation_id: {eid}\nstatus: {status_text(verdict)}\n"
+                          f"submissions left: {left} of {self.max_submissions}", evaluation=ev)
+
+    def inspect_evaluation(self, evaluation_id: str) -> ToolResult:
+        ev = self.find(evaluation_id)
+        if ev is None:
+            return ToolResult("error: " + self._unknown(evaluation_id), error=True)
+        text = details_text(ev.verdict, ev.evaluation_id)
+        return ToolResult(trim_to_budget(text, self.inspect_token_budget, self.count_tokens))
+
+    def finalize(self, evaluation_id: str) -> ToolResult:
+        if not self.evaluations:
+            self.done = True
+            return ToolResult("finalized without a submission: reward 0", done=True)
+        ev = self.find(evaluation_id)
+        if ev is None:
+            return ToolResult("error: " + self._unknown(evaluation_id), error=True)
+        self.done = True
+        self.finalized = ev
+        return ToolResult(f"finalized {ev.evaluation_id}: reward {self.episode_reward(ev):.4f}", done=True)
