@@ -18,6 +18,7 @@ from typing import Callable
 
 from kgym.tasks.operation import Operation
 from kgym.tasks.shapes import Budget, dim
+from kgym.tasks.spec import TaskError
 
 HERE = Path(__file__).parent
 TINY = 4096  # budgets at or below this run on Triton's interpreter: few channels, few programs
@@ -31,13 +32,10 @@ SLOTS = {
 }
 
 
-def out_size(size: int, k: int, stride: int, pad: int) -> int:
-    return (size + 2 * pad - k) // stride + 1
-
-
 def conv_shapes(rng: random.Random, budget: Budget, k: int, stride: int, pad: int, groups: int = 1
                 ) -> dict[str, int]:
-    """Shapes whose output (batch, out_channels, OH, OW) lies in the budget. The reduction length
+    """Shapes whose larger activation, output (batch, out_channels, OH, OW) or input, lies in the
+    budget. The reduction length
     (in_channels/groups * k * k) stays <= ~1024 so fp32 summation order cannot reach the tolerance."""
     tiny = budget.hi <= TINY
     batch_size = dim(rng, 1, 2) if tiny else dim(rng, 1, 16)
@@ -50,14 +48,22 @@ def conv_shapes(rng: random.Random, budget: Budget, k: int, stride: int, pad: in
     else:
         in_channels = groups * dim(rng, 2, max(2, min(3 if tiny else 64, max_cin_g)))
         out_channels = groups * (dim(rng, 2, 4) if tiny else dim(rng, 4, 48))
-    per_pos = batch_size * out_channels
+    # The output area, aimed at the budget by the larger of output and input (the input is about
+    # stride^2 times the output's area), then drawn until the exact sizes fit.
+    per_pos = batch_size * max(out_channels, in_channels * stride * stride)
     area_lo, area_hi = max(1, -(-budget.lo // per_pos)), max(1, budget.hi // per_pos)
-    oh = dim(rng, max(2, math.isqrt(area_lo) // 2), max(2, min(area_hi // 2, 2 * math.isqrt(area_hi))))
-    ow_lo, ow_hi = max(2, -(-area_lo // oh)), max(2, area_hi // oh)
-    ow = dim(rng, min(ow_lo, ow_hi), ow_hi)
-    # The input size that gives this output; a stride > 1 leaves up to stride-1 unused rows/columns.
-    height = (oh - 1) * stride + k - 2 * pad + rng.randrange(stride)
-    width = (ow - 1) * stride + k - 2 * pad + rng.randrange(stride)
+    for _ in range(100):
+        oh = dim(rng, max(2, math.isqrt(area_lo) // 2), max(2, min(area_hi // 2, 2 * math.isqrt(area_hi))))
+        ow_lo, ow_hi = max(2, -(-area_lo // oh)), max(2, area_hi // oh)
+        ow = dim(rng, min(ow_lo, ow_hi), ow_hi)
+        # The input size that gives this output; a stride > 1 leaves up to stride-1 unused rows/columns.
+        height = (oh - 1) * stride + k - 2 * pad + rng.randrange(stride)
+        width = (ow - 1) * stride + k - 2 * pad + rng.randrange(stride)
+        largest = batch_size * max(out_channels * oh * ow, in_channels * height * width)
+        if budget.lo <= largest <= budget.hi:
+            break
+    else:
+        raise TaskError(f"no conv2d shapes fit the element budget [{budget.lo}, {budget.hi}]")
     s = {"batch_size": batch_size, "in_channels": in_channels, "out_channels": out_channels,
          "height": height, "width": width}
     if groups != 1:
