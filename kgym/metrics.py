@@ -27,8 +27,6 @@ from typing import Any, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from kgym.verify.verdict import FAILURE_KINDS
-
 WORKER_STATES = ("starting", "idle", "busy", "dead")
 # Verification seconds: a warm CPU verify is ~1-4 s, a cold GPU one with torch.compile ~30 s.
 SECONDS_BUCKETS = (0.25, 0.5, 1.0, 2.0, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0)
@@ -63,6 +61,8 @@ class Metrics:
         """Create a family's series at 0 before its first evaluation. A series that first appears at
         1 hides that increment from rate() and increase(); declaring the families a run will see
         makes every evaluation count on the dashboard."""
+        from kgym.verify.verdict import FAILURE_KINDS  # here: importing metrics should not import torch
+
         stage = stage or "none"
         combos = [("none", "passed"), ("none", "error")] + [(g, "failed") for g in FAILURE_KINDS]
         for gate, outcome in combos:

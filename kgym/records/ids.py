@@ -12,8 +12,6 @@ import hashlib
 import json
 from typing import Any, Mapping
 
-from kgym.verify.verdict import VERIFIER_VERSION
-
 
 def source_hash(source: str) -> str:
     """sha256 of a source text (hex)."""
@@ -26,8 +24,13 @@ def canonical_json(value: Any) -> str:
 
 
 def evaluation_id(task: Mapping[str, Any], candidate_source: str, seed: int,
-                  verifier_version: str = VERIFIER_VERSION) -> str:
-    """32 hex digits of sha256 over (task spec, candidate hash, seed, verifier version)."""
+                  verifier_version: str | None = None) -> str:
+    """32 hex digits of sha256 over (task spec, candidate hash, seed, verifier version); the version
+    defaults to the installed verifier's VERIFIER_VERSION."""
+    if verifier_version is None:
+        from kgym.verify.verdict import VERIFIER_VERSION  # imported here: reading records needs no torch
+
+        verifier_version = VERIFIER_VERSION
     payload = canonical_json({"task": dict(task), "candidate_sha256": source_hash(candidate_source),
                               "seed": int(seed), "verifier_version": verifier_version})
     return hashlib.sha256(payload.encode("ascii")).hexdigest()[:32]

@@ -12,13 +12,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from kgym.records.ids import canonical_json, evaluation_id, source_hash
 from kgym.records.worker import WorkerInfo
-from kgym.verify.verdict import Verdict
 
-# Keys of a task spec (TaskSpec.to_dict()); only task_id and family are required.
+if TYPE_CHECKING:  # kgym.verify imports torch; reading and replaying records should not need it
+    from kgym.verify.verdict import Verdict
+
+# Keys of a task spec (TaskSpec.to_dict()) that get columns of their own; only task_id and family are
+# required. Every key, these and any other (distribution, source, spec_version, ...), is part of the
+# evaluation id and is kept whole in `task_json`.
 TASK_KEYS = ("task_id", "family", "operation", "stage", "seed", "size", "dtype", "shapes", "answer_mode")
 # Columns the writer fills in.
 WRITER_COLUMNS = ("schema_version", "run_id", "job_id", "recorded_at")
@@ -33,7 +37,7 @@ class Episode:
     turn: int = 0
 
 
-def outcome_of(verdict: Verdict) -> str:
+def outcome_of(verdict: "Verdict") -> str:
     """passed, failed (a gate, timeout or crash: the candidate's fault) or error (kgym's fault)."""
     if verdict.error is not None:
         return "error"
@@ -48,7 +52,7 @@ def _timestamp(t: dt.datetime | float | None) -> dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
-def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verdict,
+def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: "Verdict",
                 reward: float | None = None, worker: WorkerInfo | None = None, episode: Episode | None = None,
                 seed: int | None = None, started_at: dt.datetime | float | None = None,
                 finished_at: dt.datetime | float | None = None) -> dict[str, Any]:
@@ -56,9 +60,10 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verd
     `reward` defaults to the verdict's own; times are datetimes or POSIX seconds."""
     if "task_id" not in task or "family" not in task:
         raise ValueError("a task needs at least task_id and family")
-    unknown = set(task) - set(TASK_KEYS)
-    if unknown:
-        raise ValueError(f"unknown task keys {sorted(unknown)} (known: {TASK_KEYS})")
+    try:
+        task_json = canonical_json(dict(task))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"a task spec must be plain JSON data: {e}") from None
     seed = int(seed if seed is not None else task.get("seed") or 0)
     worker = worker or WorkerInfo()
     t = verdict.timings
@@ -78,6 +83,7 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verd
         "dtype": task.get("dtype"),
         "shapes_json": canonical_json(shapes) if shapes is not None else None,
         "answer_mode": task.get("answer_mode"),
+        "task_json": task_json,
         "verify_seed": seed,
         "candidate_hash": source_hash(candidate_source),
         "candidate_source": candidate_source,

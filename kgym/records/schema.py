@@ -50,6 +50,7 @@ COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
     ("dtype", pa.string(), True, "e.g. float32"),
     ("shapes_json", pa.string(), True, "the task's shapes as JSON: name -> list of ints or int"),
     ("answer_mode", pa.string(), True, "triton or hybrid"),
+    ("task_json", pa.string(), False, "the whole task spec as canonical JSON (TaskSpec.from_dict reads it)"),
     ("verify_seed", pa.int64(), False, "the public seed the verifier built the models with"),
     # candidate
     ("candidate_hash", pa.string(), False, "sha256 of the candidate source"),

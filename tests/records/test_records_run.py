@@ -26,9 +26,13 @@ def _task(family, stage, seed):
 
 @pytest.fixture(scope="module")
 def small_run(verifier, tmp_path_factory):
-    """Five real verifications over two families and two stages, one with torch.compile timed, and
-    one evaluation delivered twice (as a farm retry would)."""
+    """Six real verifications over three families and two stages (one a generated kgym.tasks task),
+    one with torch.compile timed, and one evaluation delivered twice (as a farm retry would)."""
+    from kgym.tasks import make
+
     root = tmp_path_factory.mktemp("records")
+    real = make("relu-v1", seed=3, size="tiny")  # a generated task: its spec, reference and solution
+    spec = real.spec
     src = {(op, kind): fixture_path(op, kind).read_text() for op in ("relu", "softmax") for kind in
            ("reference", "good", "wrong")}
     items = [
@@ -38,6 +42,7 @@ def small_run(verifier, tmp_path_factory):
         RunItem(_task("softmax", "small", 1), src["softmax", "reference"], src["softmax", "good"]),
         RunItem(_task("softmax", "small", 1), src["softmax", "reference"], src["softmax", "wrong"]),
         RunItem(_task("softmax", "full", 2), src["softmax", "reference"], POLICY_REJECT),
+        RunItem(spec.to_dict(), real.reference, real.solution, overrides={"hybrid": real.hybrid}),
     ]
     metrics = Metrics()
     with RecordWriter(root, run_id="small", job_id="tests", flush_rows=2) as w:
@@ -49,10 +54,10 @@ def small_run(verifier, tmp_path_factory):
 
 def test_each_verdict_is_one_row_with_real_fields(small_run):
     run_dir, done, metrics = small_run
-    assert [d.verdict.gate for d in done] == [None, "correctness", None, "correctness", "policy"]
-    assert len(load(run_dir, deduplicate=False)) == 6
+    assert [d.verdict.gate for d in done] == [None, "correctness", None, "correctness", "policy", None]
+    assert len(load(run_dir, deduplicate=False)) == 7
     df = load(run_dir)
-    assert len(df) == 5 and df["evaluation_id"].is_unique
+    assert len(df) == 6 and df["evaluation_id"].is_unique
     assert list(df.sort_values("recorded_at")["evaluation_id"]) == [d.record["evaluation_id"] for d in done]
     relu = df[(df["family"] == "relu") & df["passed"]].iloc[0]
     assert relu["speedup_eager"] > 0 and relu["speedup_compile"] > 0 and relu["compile_ms"] > 0
@@ -62,7 +67,10 @@ def test_each_verdict_is_one_row_with_real_fields(small_run):
     assert [c["name"] for c in relu["cases"]] == ["nominal", "x3", "x0.01", "negated", "abs"]
     reject = df[df["gate"] == "policy"].iloc[0]
     assert reject["cases_total"] == 0 and "os" in reject["reason"] and reject["reward"] == 0
-    assert sorted(p.name for p in run_dir.iterdir()) == ["relu", "softmax"]
+    assert sorted(p.name for p in run_dir.iterdir()) == ["elementwise", "relu", "softmax"]
+    generated = df[df["family"] == "elementwise"].iloc[0]
+    assert generated["task_id"] == "relu-v1" and generated["size"] == "tiny" and generated["passed"]
+    assert set(json.loads(generated["task_json"])) >= {"distribution", "spec_version", "shapes"}
     v = metrics.registry.get_sample_value
     assert v("kgym_evaluations_total", {"family": "softmax", "stage": "small", "gate": "correctness",
                                         "outcome": "failed"}) == 1
@@ -76,11 +84,11 @@ def test_kgym_replay_prints_rates_gates_speedups_and_writes_plots(small_run, tmp
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     out = p.stdout
-    assert "evaluations: 5" in out
+    assert "evaluations: 6" in out
     import re
 
     lines = [" ".join(ln.split()) for ln in out.splitlines()]
-    for expected in ("relu full 1/2 50.0%", "softmax small 1/2 50.0%", "softmax full 0/1 0.0%",
+    for expected in ("relu full 1/2 50.0%", "softmax small 1/2 50.0%", "softmax full 0/1 0.0%", "elementwise full 1/1 100.0%",
                      "correctness 2 (relu 1, softmax 1)", "policy 1 (softmax 1)"):
         assert expected in lines, (expected, out)
     assert any(re.fullmatch(r"relu vs eager n=1 \S+ / \S+ / \S+", ln) for ln in lines), out
@@ -112,7 +120,7 @@ def test_notebook_runs_headless_on_the_run(small_run, tmp_path: Path):
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3  # solve rate, gate failures, speedups
     text = "".join(o.get("text", "") for o in outputs)
-    assert "5 evaluations" in text and "families ['relu', 'softmax']" in text
+    assert "6 evaluations" in text and "families ['elementwise', 'relu', 'softmax']" in text
 
 
 def test_kgym_verify_records_and_exports_metrics(tmp_path: Path):

@@ -57,8 +57,8 @@ def test_episode_reward_seed_and_worker_fields():
 def test_bad_tasks_and_rows_are_refused():
     with pytest.raises(ValueError, match="task_id and family"):
         make_record(task={"family": "relu"}, candidate_source="s", verdict=verdict())
-    with pytest.raises(ValueError, match="unknown task keys"):
-        make_record(task=task(colour="red"), candidate_source="s", verdict=verdict())
+    with pytest.raises(ValueError, match="plain JSON"):
+        make_record(task=task(shapes={"x": object()}), candidate_source="s", verdict=verdict())
     row = _full_row(make_record(task=task(), candidate_source="s", verdict=verdict()))
     with pytest.raises(ValueError, match="may not be null"):
         conform([dict(row, family=None)])
@@ -80,3 +80,18 @@ def test_custom_task_of_a_bare_verify():
     assert t["family"] == "custom" and t["operation"] == "my_relu" and t["stage"] == "full" and t["seed"] == 4
     assert t["answer_mode"] == "hybrid" and t["task_id"].startswith("custom-my_relu-")
     assert custom_task("my_relu.py", "other reference", seed=4)["task_id"] != t["task_id"]
+
+
+def test_a_real_task_spec_is_recorded_whole():
+    """kgym.tasks' TaskSpec.to_dict() carries keys beyond the columns (distribution, source,
+    spec_version): they are part of the evaluation id and kept in task_json."""
+    import json
+
+    tasks = pytest.importorskip("kgym.tasks")
+    spec = tasks.make("relu-v1", seed=3, size="tiny").spec
+    row = make_record(task=spec.to_dict(), candidate_source="s", verdict=verdict())
+    assert (row["task_id"], row["family"], row["operation"], row["size"]) == ("relu-v1", spec.family, "relu", "tiny")
+    assert tasks.TaskSpec.from_dict(json.loads(row["task_json"])) == spec
+    other = dict(spec.to_dict(), distribution={"scale": 2.0, "shift": 0.0})
+    assert make_record(task=other, candidate_source="s", verdict=verdict())["evaluation_id"] != row["evaluation_id"]
+    assert conform([_full_row(row)]).num_rows == 1
