@@ -1,0 +1,84 @@
+"""Run-to-run timing distribution of tasks' reference solutions and eager PyTorch, in this process.
+
+For a task that fails gate 5's variation check with its own reference solution, this shows whether
+the spread is the kernel's (bimodal kernel times) or the harness's: it times the trusted solution
+with the same loop the candidate's process uses (`kgym.verify.timing.run_timed`: L2 flush, CUDA
+events, input refresh with a fresh scale per run) and prints percentiles of the clock and of the
+host wall time. The solutions are kgym's own, so they are imported here, outside any sandbox.
+
+    python benchmarks/timing_spread.py softmax-v1 log_softmax-v1 [--seed 0] [--size full] [--runs 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # before the solutions import triton
+
+from kgym.tasks import make  # noqa: E402
+from kgym.verify import timing  # noqa: E402
+from kgym.verify.reference import load_reference  # noqa: E402
+
+
+def _solution_module(task, folder: Path):
+    path = folder / f"solution_{task.spec.key}.py"
+    path.write_text(task.solution)
+    spec = importlib.util.spec_from_file_location(f"kgym_solution_{task.spec.key}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pct(values: list[float]) -> str:
+    q = statistics.quantiles(values, n=10, method="inclusive")
+    return (f"p0 {min(values):.4f}  p10 {q[0]:.4f}  p50 {statistics.median(values):.4f}  p90 {q[-1]:.4f}  "
+            f"max {max(values):.4f}  (p90-p10 {q[-1] - q[0]:.4f} ms)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("task_ids", nargs="+")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--size", default="full")
+    ap.add_argument("--stage", default="full")
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--no-refresh", action="store_true", help="time without refreshing the inputs per run")
+    args = ap.parse_args()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    folder = Path(tempfile.mkdtemp(prefix="kgym-spread-"))
+    for tid in args.task_ids:
+        task = make(tid, args.seed, size=args.size, stage=args.stage)
+        ref = load_reference(task.reference)
+        module = _solution_module(task, folder)
+        torch.manual_seed(task.spec.seed)
+        cand = module.ModelNew(*ref.get_init_inputs()).to(device)
+        torch.manual_seed(task.spec.seed)
+        eager = ref.Model(*ref.get_init_inputs()).to(device)
+        torch.manual_seed(task.spec.seed)
+        with torch.device(device):
+            bases = [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref.get_inputs()]
+        inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in bases]
+        scales = timing.scales(args.runs + 10, args.seed)
+        refresh = None if args.no_refresh else (lambda i: timing.refresh(inputs, bases, scales[i % len(scales)]))
+        print(f"{tid} {task.spec.shapes} on {device}", flush=True)
+        for name, model in (("solution", cand), ("eager", eager)):
+            with torch.no_grad():
+                times, walls, clock = timing.run_timed(lambda: model(*inputs), device=device, runs=args.runs,
+                                                       warmup=5, before_each=refresh)
+            print(f"  {name:<9} {clock:<11} {_pct(times)}", flush=True)
+            print(f"  {name:<9} {'host wall':<11} {_pct(walls)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
