@@ -8,6 +8,7 @@
     kgym replay RUN_DIR [--plots DIR]   (solve rates, gate failures, speedups of recorded runs)
     kgym compact PATH                   (merge each partition's part files into one)
     kgym tasks list|show|export|decontaminate   (the procedural tasks; see kgym/cli_tasks.py)
+    kgym demo [--out DIR] [--workers N] [--size S]   (the Ray farm's main job; see jobs/demo.py)
 
 Exit status: 0 when a verdict was produced (pass or fail), 1 when kgym itself failed, 2 for bad
 usage or unreadable input.
@@ -253,7 +254,29 @@ def build_parser() -> argparse.ArgumentParser:
     from kgym import cli_tasks
 
     cli_tasks.add_parser(sub)
+    _add_demo_parser(sub)
     return p
+
+
+def _add_demo_parser(sub) -> None:
+    """`kgym demo`: lives in jobs/demo.py (needs Ray: the `farm` extra); kgym itself never imports Ray."""
+    d = sub.add_parser("demo", help="every family's solution, wrong answer and a few exploits through the Ray farm")
+    try:
+        from jobs.demo import add_arguments
+    except ImportError:  # Ray (or the jobs package) missing: the subcommand says so when run
+        d.add_argument("rest", nargs=argparse.REMAINDER)
+    else:
+        add_arguments(d)
+    d.set_defaults(func=cmd_demo)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    try:
+        from jobs.demo import config_from_args, run_demo
+    except ImportError as e:
+        raise UsageError(f"the demo needs the farm extra (pip install -e '.[farm]'): {e}") from None
+    summary = run_demo(config_from_args(args))
+    return 0 if not summary.unmet and not summary.farm_errors else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,129 @@
+"""`RecordSink`: the Ray actor that owns a run's Parquet writer and its Prometheus metrics.
+
+Covers taking record rows as verdicts arrive (`write`), de-duplicating them by evaluation id against
+what the run already holds on disk (so a resumed or retried job never adds a second verdict for an
+id), updating `kgym.metrics.Metrics` from each row, serving them over HTTP (`start_exporter`) and
+advertising the exporter in a Prometheus file_sd target file. A row with outcome "error" (kgym's
+failure) never shadows a verdict: it is written only while the id has no row yet, and a later verdict
+for that id is still written (the reader prefers it). Does not run verifications (`pool.py`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import ray
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    root: str  # records root: rows go under ROOT/RUN_ID/<family>/
+    run_id: str
+    job_id: str
+    flush_rows: int = 16
+    flush_seconds: float = 5.0
+    metrics_port: int | None = None  # None: no exporter; 0: any free port
+    metrics_addr: str = "0.0.0.0"
+    targets_file: str | None = None  # file_sd target file to write once the exporter listens
+
+
+@dataclass(frozen=True)
+class SinkSummary:
+    run_path: str
+    rows_written: int  # rows this sink made visible
+    dropped_duplicates: int
+    recorded: int  # ids with a verdict in the run now (on disk or buffered)
+
+
+def recorded_verdict_ids(run_path: str | Path) -> tuple[set[str], set[str]]:
+    """(ids with a verdict, ids with only kgym-error rows) among the run's visible parts."""
+    from kgym.records.reader import read_table
+
+    if not Path(run_path).exists():
+        return set(), set()
+    table = read_table(run_path).select(["evaluation_id", "outcome"]).to_pydict()
+    verdicts, errors = set(), set()
+    for eid, outcome in zip(table["evaluation_id"], table["outcome"]):
+        (errors if outcome == "error" else verdicts).add(eid)
+    return verdicts, errors - verdicts
+
+
+@ray.remote(num_cpus=0)
+class RecordSink:
+    def __init__(self, config: SinkConfig):
+        from kgym.metrics import Metrics, start_exporter, write_targets_file
+        from kgym.records.writer import RecordWriter
+
+        self.config = config
+        self.writer = RecordWriter(config.root, run_id=config.run_id, job_id=config.job_id,
+                                   flush_rows=config.flush_rows, flush_seconds=config.flush_seconds)
+        self.verdicts, self.errors = recorded_verdict_ids(self.writer.run_path)
+        self.dropped = 0
+        self.metrics = Metrics()
+        self.exporter = None
+        self.endpoint: str | None = None
+        if config.metrics_port is not None:
+            self.exporter = start_exporter(self.metrics, config.metrics_port, addr=config.metrics_addr)
+            host = ray.util.get_node_ip_address() if config.metrics_addr in ("0.0.0.0", "") else config.metrics_addr
+            self.endpoint = f"{host}:{self.exporter.port}"
+            if config.targets_file:
+                write_targets_file(config.targets_file, [self.endpoint],
+                                   {"run_id": config.run_id, "job_id": config.job_id})
+
+    def recorded_ids(self) -> list[str]:
+        """Ids that already have a verdict in this run: a resumed job skips them."""
+        return sorted(self.verdicts)
+
+    def metrics_endpoint(self) -> str | None:
+        """host:port of the exporter (scrape http://host:port/metrics), None without one."""
+        return self.endpoint
+
+    def declare(self, families: Iterable[tuple[str, str | None]]) -> None:
+        for family, stage in families:
+            self.metrics.declare(family, stage)
+
+    def write(self, rows: list[Mapping[str, Any]]) -> int:
+        """Store rows; returns how many were new (the rest duplicated a recorded id)."""
+        new = 0
+        for row in rows:
+            eid = row["evaluation_id"]
+            if eid in self.verdicts or (row["outcome"] == "error" and eid in self.errors):
+                self.dropped += 1
+                continue
+            self.writer.write(row)
+            (self.errors if row["outcome"] == "error" else self.verdicts).add(eid)
+            self.metrics.observe(row)
+            new += 1
+        return new
+
+    def set_queue_depth(self, depth: int) -> None:
+        self.metrics.set_queue_depth(depth)
+
+    def set_workers(self, counts: Mapping[str, int]) -> None:
+        self.metrics.set_workers(dict(counts))
+
+    def flush_if_due(self) -> int:
+        return len(self.writer.flush_if_due())
+
+    def flush(self) -> int:
+        return len(self.writer.flush())
+
+    def summary(self) -> SinkSummary:
+        return SinkSummary(run_path=str(self.writer.run_path), rows_written=self.writer.rows_written,
+                           dropped_duplicates=self.dropped, recorded=len(self.verdicts))
+
+    def close(self) -> SinkSummary:
+        """Flush and close the writer, stop the exporter, remove the target file."""
+        self.writer.close()
+        if self.exporter is not None:
+            self.exporter.close()
+            self.exporter = None
+            if self.config.targets_file:
+                try:
+                    os.unlink(self.config.targets_file)
+                except FileNotFoundError:
+                    pass
+        return self.summary()

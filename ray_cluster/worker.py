@@ -1,0 +1,130 @@
+"""`VerifierWorker`: the Ray actor that owns one device's verifier, and its health probe.
+
+One worker per GPU (`num_gpus=1`: Ray sets CUDA_VISIBLE_DEVICES, so the worker's device is always
+`cuda:0` inside it), or one per CPU slot where the cluster has no GPU. The worker owns a
+`kgym.verify.Verifier`: the sandbox of warm candidate processes, the baseline cache and the secret the
+hidden cases are drawn from. `verify()` turns a request into a record row; everything a candidate
+does is a verdict there, and only a failure of kgym itself leaves `error` set in the row.
+`health()` runs in its own concurrency group, so it answers while a verification is running: it
+checks that the device still computes right and that the sandbox is usable. Does not schedule,
+retry or replace anything (`pool.py`), and does not write records (`sink.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+
+from ray_cluster.work import EvalRequest, WorkerReply
+
+_PROBE_N = 4099  # an awkward length: a device that drops a tail or a tile gets the sum wrong
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """How each worker builds its verifier. `verify` holds `VerifyConfig` fields (timed_runs, ...)."""
+
+    device: str = "auto"  # auto: cuda:0 when Ray gave this actor a GPU, else cpu
+    spares: int = 1  # warm candidate processes kept ahead
+    cache_dir: str | None = None  # baseline cache (default ~/.cache/kgym/baselines or $KGYM_CACHE_DIR)
+    case_secret: bytes | None = None  # one secret for the whole pool, so a retry sees the same cases
+    verify: dict[str, Any] = field(default_factory=dict)
+    max_consecutive_errors: int = 2  # kgym errors in a row after which the worker reports itself unhealthy
+
+
+@dataclass(frozen=True)
+class WorkerHealth:
+    worker_id: str
+    ok: bool
+    problems: list[str]
+    device: str
+    host: str
+    pid: int
+    evaluations: int
+    consecutive_errors: int
+    busy_s: float | None  # seconds the current verification has run, None when idle
+    probe_ms: float
+
+
+@ray.remote(concurrency_groups={"health": 1}, max_restarts=0, max_task_retries=0)
+class VerifierWorker:
+    def __init__(self, worker_id: str, config: WorkerConfig = WorkerConfig()):
+        import torch  # noqa: F401 - the actor pays the import, not the first verification
+
+        from kgym.records.worker import WorkerInfo
+        from kgym.verify import Verifier, VerifyConfig
+
+        self.worker_id = worker_id
+        self.config = config
+        device = config.device
+        if device == "auto":
+            device = "cuda:0" if ray.get_gpu_ids() else "cpu"
+        self.verifier = Verifier(VerifyConfig(device=device, **config.verify), spares=config.spares,
+                                 cache_dir=config.cache_dir, case_secret=config.case_secret)
+        self.info = WorkerInfo.here(str(self.verifier.device), worker_id)
+        self.evaluations = 0
+        self.consecutive_errors = 0
+        self._busy_since: float | None = None
+
+    def ready(self) -> WorkerHealth:
+        """Returns once the constructor has run (the pool waits on it), with a first probe."""
+        return self._probe()
+
+    def verify(self, request: EvalRequest) -> WorkerReply:
+        from kgym.records.record import make_record
+
+        t0 = time.perf_counter()
+        self._busy_since = time.monotonic()
+        started = time.time()
+        try:
+            verdict = self.verifier.verify(request.reference, request.candidate, seed=request.seed,
+                                           **dict(request.overrides))
+        finally:
+            self._busy_since = None
+        verify_s = time.perf_counter() - t0
+        row = make_record(task=request.task, candidate_source=request.candidate, verdict=verdict, worker=self.info,
+                          seed=request.seed, started_at=started, finished_at=time.time())
+        self.evaluations += 1
+        self.consecutive_errors = self.consecutive_errors + 1 if verdict.error is not None else 0
+        return WorkerReply(evaluation_id=request.evaluation_id, record=row, worker_id=self.worker_id,
+                           verify_s=verify_s, actor_s=time.perf_counter() - t0)
+
+    @ray.method(concurrency_group="health")
+    def health(self) -> WorkerHealth:
+        return self._probe()
+
+    def _probe(self) -> WorkerHealth:
+        import torch
+
+        t0 = time.perf_counter()
+        problems: list[str] = []
+        device = getattr(self.verifier, "device", None)
+        try:
+            # The device must compute, and compute right: a poisoned CUDA context raises here, a
+            # device in a bad state (or a verifier pointed at the wrong one) returns a wrong sum.
+            x = torch.arange(1, _PROBE_N + 1, dtype=torch.float64, device=device)
+            got = float((x * 2.0).sum().item())
+            want = float(_PROBE_N * (_PROBE_N + 1))
+            if got != want:
+                problems.append(f"device {device} computed {got} for {want}")
+            if isinstance(device, torch.device) and device.type == "cuda":
+                torch.cuda.synchronize(device)
+        except Exception as e:  # noqa: BLE001 - any failure of the device is a finding, not a crash
+            problems.append(f"device {device} failed the probe: {type(e).__name__}: {str(e)[:300]}")
+        sandbox = getattr(self.verifier, "sandbox", None)
+        if sandbox is None or not hasattr(sandbox, "acquire"):
+            problems.append("the verifier has no usable sandbox")
+        if self.consecutive_errors >= self.config.max_consecutive_errors:
+            problems.append(f"{self.consecutive_errors} kgym errors in a row")
+        busy = None if self._busy_since is None else time.monotonic() - self._busy_since
+        return WorkerHealth(worker_id=self.worker_id, ok=not problems, problems=problems, device=str(device),
+                            host=self.info.host or "", pid=os.getpid(), evaluations=self.evaluations,
+                            consecutive_errors=self.consecutive_errors, busy_s=busy,
+                            probe_ms=(time.perf_counter() - t0) * 1e3)
+
+    def close(self) -> None:
+        self.verifier.close()
