@@ -14,9 +14,9 @@ BLOCK = 1024
 
 
 @triton.jit
-def {{kernel}}(x_ptr, out_ptr, n_out, H, W, OH, OW,
-               KH: tl.constexpr, KW: tl.constexpr, STRIDE: tl.constexpr, PAD: tl.constexpr,
-               BLOCK: tl.constexpr):
+def {{kernel}}(
+        x_ptr, out_ptr, n_out, H, W, OH, OW,
+        KH: tl.constexpr, KW: tl.constexpr, STRIDE: tl.constexpr, PAD: tl.constexpr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_out
     # Flat output index -> (plane, oh, ow); consecutive lanes are consecutive ow, so each tap's
@@ -59,6 +59,6 @@ class ModelNew(nn.Module):
         ow = (w + 2 * p - k) // s + 1
         out = x.new_empty((n, c, oh, ow))
         n_out = out.numel()
-        {{kernel}}[(triton.cdiv(n_out, BLOCK),)](x, out, n_out, h, w, oh, ow, KH=k, KW=k, STRIDE=s, PAD=p,
-                                                 BLOCK=BLOCK, num_warps=4)
+        grid = (triton.cdiv(n_out, BLOCK),)
+        {{kernel}}[grid](x, out, n_out, h, w, oh, ow, KH=k, KW=k, STRIDE=s, PAD=p, BLOCK=BLOCK, num_warps=4)
         return out

@@ -19,8 +19,9 @@ TILE = 4096
 
 
 @triton.jit
-def {{kernel}}(x_ptr, out_ptr, n_rows, n_cols, stride_x, stride_out,
-               ROWS: tl.constexpr, BLOCK: tl.constexpr, ONE_TILE: tl.constexpr):
+def {{kernel}}(
+        x_ptr, out_ptr, n_rows, n_cols, stride_x, stride_out,
+        ROWS: tl.constexpr, BLOCK: tl.constexpr, ONE_TILE: tl.constexpr):
     pid = tl.program_id(0)
     rows = pid * ROWS + tl.arange(0, ROWS)
     row_ok = rows < n_rows
@@ -78,6 +79,7 @@ class ModelNew(nn.Module):
         block = min(triton.next_power_of_2(n_cols), MAX_BLOCK)
         rows = max(1, min(TILE // block, triton.next_power_of_2(n_rows)))
         grid = (triton.cdiv(n_rows, rows),)
-        {{kernel}}[grid](x, out, n_rows, n_cols, x.stride(0), out.stride(0), ROWS=rows, BLOCK=block,
-                         ONE_TILE=n_cols <= block, num_warps=8 if rows * block >= 2048 else 4)
+        {{kernel}}[grid](
+            x, out, n_rows, n_cols, x.stride(0), out.stride(0), ROWS=rows, BLOCK=block,
+            ONE_TILE=n_cols <= block, num_warps=8 if rows * block >= 2048 else 4)
         return out
