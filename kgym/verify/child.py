@@ -30,6 +30,7 @@ from kgym.verify import timing
 from kgym.verify.audit import AuditTripwire
 from kgym.verify.guard import ComputeGuard, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, device_kernel_names
+from kgym.verify.precision import exact_fp32
 from kgym.verify.shared import open_handle
 from kgym.verify.wire import recv_command, send_reply
 
@@ -80,6 +81,7 @@ class Child:
         self.device = torch.device(os.environ.get("KGYM_DEVICE", "cpu"))
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
+        exact_fp32()
         self.workdir = os.getcwd()
         self.model: torch.nn.Module | None = None
         self.hybrid = False

@@ -23,6 +23,7 @@ from kgym.verify import timing
 from kgym.verify.baselines import BaselineCache, measure_model
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.policy import check_source
+from kgym.verify.precision import exact_fp32
 from kgym.verify.reference import Reference, load_reference
 from kgym.verify.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.shared import SharedArena
@@ -68,6 +69,7 @@ class Verifier:
                  cache_dir: str | None = None, case_secret: bytes | None = None):
         self.config = config
         self.device = config.resolved_device()
+        exact_fp32()  # references and baselines in true FP32 (see precision.py)
         if self.device.type == "cuda" and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
         self.sandbox = Sandbox(self._child_device(), spares=spares)
