@@ -14,7 +14,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "trl_grpo_tiny.py"
 def run_example(*args):
     p = subprocess.run([sys.executable, str(EXAMPLE), *args], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-4000:]
-    lines = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    lines = [json.loads(line) for line in p.stdout.splitlines() if line.startswith('{"phase"')]
     return {line["phase"]: line for line in lines}
 
 
