@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> dict:
         check = reward(prompts=[None, None], completions=[[{"role": "assistant", "content": wrong}],
                                                           [{"role": "assistant", "content": "no code"}]],
                        task_spec=[t.spec.to_json()] * 2)
-        print(json.dumps({"phase": "scripted", "task": t.task_id, "rewards": check, "details": reward.last}), flush=True)
+        print(json.dumps({"phase": "scripted", "task": t.task_id, "rewards": check, "details": reward.last}),
+              flush=True)
 
         out_dir = tempfile.mkdtemp(prefix="kgym-grpo-")
         gcfg = GRPOConfig(output_dir=out_dir, use_cpu=True, bf16=False, max_steps=args.steps,
