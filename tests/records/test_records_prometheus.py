@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from records_helpers import REPO
 
-from conftest import fixture_path
+from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
 from kgym.metrics import Metrics, start_exporter, write_targets_file
 from kgym.records import RecordWriter, RunItem, verify_items
 
