@@ -79,9 +79,9 @@ class ModelNew(nn.Module):
         c_in_g, c_out_g = c_in // g, c_out // g
         kk = c_in_g * kh * kw
         # tl.dot needs every tile side >= 16; narrow groups waste the unused columns. Triton's CPU
-        # interpreter pays per program and per op, not per element: there, one tall tile and one step.
-        BLOCK_N = min(64, max(16, triton.next_power_of_2(c_out_g)))
-        BLOCK_M = 64 if x.is_cuda else min(1024, max(16, triton.next_power_of_2(m)))
+        # interpreter pays per program and per op, not per element: there, few large tiles.
+        BLOCK_N = min(64 if x.is_cuda else 256, max(16, triton.next_power_of_2(c_out_g)))
+        BLOCK_M = 64 if x.is_cuda else min(4096, max(16, triton.next_power_of_2(m)))
         BLOCK_K = min(32 if x.is_cuda else 64, max(16, triton.next_power_of_2(kk)))
         n_nblocks = triton.cdiv(c_out_g, BLOCK_N)
         grid = (triton.cdiv(m, BLOCK_M), g * n_nblocks)

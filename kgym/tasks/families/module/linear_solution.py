@@ -48,9 +48,9 @@ class ModelNew(nn.Module):
         n = w.shape[0]
         y = torch.empty((m, n), device=x.device, dtype=x.dtype)
         # tl.dot needs every tile side >= 16. Triton's CPU interpreter pays per program and per op, not
-        # per element: there, one tall tile.
-        BLOCK_M = 64 if x.is_cuda else min(1024, max(16, triton.next_power_of_2(m)))
-        BLOCK_N = min(64, max(16, triton.next_power_of_2(n)))
+        # per element: there, few large tiles.
+        BLOCK_M = 64 if x.is_cuda else min(4096, max(16, triton.next_power_of_2(m)))
+        BLOCK_N = min(64 if x.is_cuda else 256, max(16, triton.next_power_of_2(n)))
         BLOCK_K = min(32 if x.is_cuda else 64, max(16, triton.next_power_of_2(k)))
         grid = (triton.cdiv(m, BLOCK_M), triton.cdiv(n, BLOCK_N))
         linear_kernel[grid](x, w, self.linear.bias, y, m, n, k,
