@@ -30,7 +30,7 @@ class StreamReport:
 
 
 def stream(pool: VerifierPool, sink: Any, requests: Sequence[EvalRequest], *,
-           on_result: Callable[[EvalResult], None] | None = None, flush_every_s: float = 2.0) -> StreamReport:
+           on_result: Callable[[EvalResult], None] | None = None, flush_every_s: float = 1.0) -> StreamReport:
     t0 = time.perf_counter()
     ids = {r.evaluation_id for r in requests}
     recorded = set(ray.get(sink.recorded_ids.remote())) & ids

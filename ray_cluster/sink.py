@@ -11,6 +11,7 @@ for that id is still written (the reader prefers it). Does not run verifications
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -23,8 +24,8 @@ class SinkConfig:
     root: str  # records root: rows go under ROOT/RUN_ID/<family>/
     run_id: str
     job_id: str
-    flush_rows: int = 16
-    flush_seconds: float = 5.0
+    flush_rows: int = 8
+    flush_seconds: float = 2.0  # a row waits at most this long (plus one result) before it is durable
     metrics_port: int | None = None  # None: no exporter; 0: any free port
     metrics_addr: str = "0.0.0.0"
     targets_file: str | None = None  # file_sd target file to write once the exporter listens
@@ -61,6 +62,11 @@ class RecordSink:
         self.writer = RecordWriter(config.root, run_id=config.run_id, job_id=config.job_id,
                                    flush_rows=config.flush_rows, flush_seconds=config.flush_seconds)
         self.verdicts, self.errors = recorded_verdict_ids(self.writer.run_path)
+        # The writer's owner flushes on a timer, so a row is durable flush_seconds after it arrived
+        # even when no other row follows it (the writer serialises its calls with a lock).
+        self._stop = threading.Event()
+        self._flusher = threading.Thread(target=self._flush_loop, name="kgym-sink-flush", daemon=True)
+        self._flusher.start()
         self.dropped = 0
         self.metrics = Metrics()
         self.exporter = None
@@ -72,6 +78,14 @@ class RecordSink:
             if config.targets_file:
                 write_targets_file(config.targets_file, [self.endpoint],
                                    {"run_id": config.run_id, "job_id": config.job_id})
+
+    def _flush_loop(self) -> None:
+        tick = max(0.2, min(1.0, self.config.flush_seconds / 2))
+        while not self._stop.wait(tick):
+            try:
+                self.writer.flush_if_due()
+            except ValueError:  # closed
+                return
 
     def recorded_ids(self) -> list[str]:
         """Ids that already have a verdict in this run: a resumed job skips them."""
@@ -117,6 +131,7 @@ class RecordSink:
 
     def close(self) -> SinkSummary:
         """Flush and close the writer, stop the exporter, remove the target file."""
+        self._stop.set()
         self.writer.close()
         if self.exporter is not None:
             self.exporter.close()
