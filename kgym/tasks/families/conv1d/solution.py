@@ -19,7 +19,7 @@ def depthwise_conv1d_kernel(x_ptr, w_ptr, b_ptr, out_ptr, C, L, total,
     pos0 = offs - row * L  # the output position within its row
     c = row % C
     x_row = x_ptr + row * L
-    # kgym-scaffold: begin the K-tap accumulation over x_row (torch's conv is cross-correlation; zero padding by masks) plus the bias
+    # kgym-scaffold: begin the K-tap loop over x_row (cross-correlation, zero padding by masks), then the bias
     acc = tl.zeros((BLOCK,), dtype=tl.float32)
     for k in tl.static_range(K):
         pos = {{tap_pos}}

@@ -94,8 +94,7 @@ def conv_operation(name: str, family: str, title: str, k: int, stride: int, pad:
                                                  groups=rng.choice([g for g in (2, 3, 4, 8) if g <= groups]))
     return Operation(
         name=name, family=family, folder=HERE,
-        description=f"y = conv2d(x) + bias: {title}, kernel {k}x{k}, stride {stride}, padding {pad}"
-                    + (", grouped" if groups else ""),
+        description=f"y = conv2d(x) + bias, {title} (kernel {k}x{k}, stride {stride}, padding {pad})",
         reference="reference.py", solution="solution.py", wrong="solution.py", shapes=shapes,
         check=conv_check(k, stride, pad), stages=("full", "small", "scaffold"),
         slots={**SLOTS, "title": title, "kernel_size": str(k), "stride": str(stride), "padding": str(pad),
@@ -104,7 +103,7 @@ def conv_operation(name: str, family: str, title: str, k: int, stride: int, pad:
 
 
 OPERATIONS = [
-    conv_operation("conv2d_3x3", "conv2d", "3x3 'same' convolution", 3, 1, 1,
+    conv_operation("conv2d_3x3", "conv2d", "3x3 convolution keeping the size", 3, 1, 1,
                    # the filter flipped: true convolution, where torch computes cross-correlation
                    wrong={"w_tap": "(KH - 1 - kh) * KW + (KW - 1 - kw)"}),
     conv_operation("conv2d_strided", "conv2d", "strided 3x3 convolution", 3, 2, 1,

@@ -34,7 +34,7 @@ def conv2d_kernel(x_ptr, w_ptr, b_ptr, out_ptr,
     x_img = x_ptr + nb * (C_in * H * W)
     KK = C_in_g * KH * KW  # reduction length: one group's input channels times the taps
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    # kgym-scaffold: begin the reduction over KK = C_in_g*KH*KW taps in BLOCK_K steps (gather the input patch tile with zero-padding masks, load the weight tile, accumulate with tl.dot in IEEE fp32), then add the bias
+    # kgym-scaffold: begin the loop over the KK taps in BLOCK_K steps (masked patch gather, weight tile, IEEE tl.dot), then the bias
     for k0 in range(0, KK, BLOCK_K):
         r = k0 + tl.arange(0, BLOCK_K)
         r_mask = r < KK

@@ -42,7 +42,7 @@ OPERATIONS = [
         slots={"w_offset": "cols[None, :] * stride_wn + ks[:, None] * stride_wk"},
         # x @ W: the (out, in) weight read as if it were (in, out), the nn.Linear layout mix-up
         wrong_slots={"w_offset": "ks[:, None] * N + cols[None, :]"}),
-    conv_operation("conv2d_module", "module", "3x3 convolution module, no padding", 3, 1, 0,
+    conv_operation("conv2d_module", "module", "3x3 convolution module without padding", 3, 1, 0,
                    wrong={"bias": "pass  # the bias is forgotten"}),
     conv_operation("grouped_conv2d", "module", "grouped 3x3 convolution module", 3, 1, 1, groups=8,
                    # group g's input channels taken as every G-th channel instead of a contiguous block

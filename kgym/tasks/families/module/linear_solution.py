@@ -21,7 +21,7 @@ def linear_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K,
     row_ok = rows < M
     col_ok = cols < N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    # kgym-scaffold: begin the reduction over in_features in BLOCK_K steps (x tile times the transposed W tile, tl.dot in IEEE fp32), then add the bias
+    # kgym-scaffold: begin the loop over in_features in BLOCK_K steps (x tile, transposed W tile, IEEE tl.dot), then the bias
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + tl.arange(0, BLOCK_K)
         k_ok = ks < K
