@@ -41,11 +41,13 @@ def main() -> None:
     ap.add_argument("--stages", default="all", help="'all' or a comma list (full,small,scaffold,epilogue)")
     ap.add_argument("--no-wrong", action="store_true", help="skip the known-wrong answers")
     ap.add_argument("--spares", type=int, default=2)
+    ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline (max-autotune "
+                    "of a GEMM or conv takes 50-60 s per task)")
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="PNG of speedup vs eager and vs torch.compile per task")
     args = ap.parse_args()
     cuda = args.device.startswith("cuda")
-    cfg = VerifyConfig(device=args.device, measure_compile=cuda)
+    cfg = VerifyConfig(device=args.device, measure_compile=cuda and not args.no_compile)
     rows = []
     name = torch.cuda.get_device_name() if cuda else "cpu"
     print(f"task_solutions: size {args.size}, seed {args.seed}, device {args.device} ({name})", flush=True)

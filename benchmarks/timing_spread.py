@@ -54,9 +54,30 @@ def main() -> None:
     ap.add_argument("--stage", default="full")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--no-refresh", action="store_true", help="time without refreshing the inputs per run")
+    ap.add_argument("--child-hooks", action="store_true",
+                    help="then time again with the candidate process's launch counter and audit hook installed "
+                         "here (irreversible: audit hooks stay for the rest of the process)")
     args = ap.parse_args()
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     folder = Path(tempfile.mkdtemp(prefix="kgym-spread-"))
+    for hooked in ([False, True] if args.child_hooks else [False]):
+        if hooked:
+            _install_child_hooks(folder)
+            print("-- again, with the candidate process's launch counter and audit hook installed", flush=True)
+        _run(args, folder)
+
+
+def _install_child_hooks(folder: Path) -> None:
+    from kgym.verify.audit import AuditTripwire
+    from kgym.verify.launches import LaunchCounter
+
+    LaunchCounter().install()
+    (folder / "candidate.py").write_text("")
+    AuditTripwire(str(folder / "candidate.py"), str(folder), lambda gate, reason: print("tripwire:", gate, reason)
+                  ).install()
+
+
+def _run(args: argparse.Namespace, folder: Path) -> None:
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     for tid in args.task_ids:
         task = make(tid, args.seed, size=args.size, stage=args.stage)
         ref = load_reference(task.reference)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import statistics
 import time
 import traceback
 from dataclasses import dataclass, field, replace
@@ -390,8 +391,11 @@ class Verifier:
         cand = Timing(best.median_ms, best.spread_ms, runs, best.stable, best.clock)
         v.timings["candidate"] = cand
         if not cand.stable:
+            q = statistics.quantiles(best.times_ms, n=10, method="inclusive")
             why = (f"run-to-run variation {best.spread_ms:.4f} ms (p90-p10) exceeds 10% of the median "
-                   f"{best.median_ms:.4f} ms after {1 + cfg.max_remeasure} attempts")
+                   f"{best.median_ms:.4f} ms after {1 + cfg.max_remeasure} attempts (runs: min "
+                   f"{min(best.times_ms):.4f}, p10 {q[0]:.4f}, p50 {best.median_ms:.4f}, p90 {q[-1]:.4f}, "
+                   f"max {max(best.times_ms):.4f} ms; host wall median {statistics.median(best.wall_ms):.4f} ms)")
             if device.type == "cuda":
                 v.fail("timing", why)
             else:  # host clocks on a shared CPU judge nothing: no speed credit, no failed gate
