@@ -75,3 +75,23 @@ def test_death_is_a_crash_with_the_signal(proc):
     with pytest.raises(ChildFailure) as e:
         proc.request({"op": "exit"}, 5)
     assert e.value.kind == "crash"
+
+
+def test_spares_touch_the_device_only_outside_quiet():
+    # On a GPU a spare's CUDA start during a timed run skews the timing; the gate is exercised here
+    # on the CPU by switching it on by hand.
+    from kgym.verify.sandbox import Sandbox
+
+    with Sandbox("cpu", spares=1) as sandbox:
+        sandbox.gated = True
+        first = sandbox._ready[0]
+        assert first.warming  # released at once: nothing is being timed
+        with sandbox.quiet():
+            assert first.ready_info is not None and not first.warming  # finished before the quiet block
+            proc = sandbox.acquire()
+            assert proc is first
+            spare = sandbox._ready[0]
+            assert not spare.warming and spare.ready_info is None  # held back while quiet
+        assert spare.warming
+        spare.wait_ready(sandbox.start_timeout_s)
+        proc.kill()

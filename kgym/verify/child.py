@@ -79,8 +79,6 @@ class Child:
     def __init__(self, sock: socket.socket):
         self.sock = sock
         self.device = torch.device(os.environ.get("KGYM_DEVICE", "cpu"))
-        if self.device.type == "cuda":
-            torch.cuda.set_device(self.device)
         exact_fp32()
         self.workdir = os.getcwd()
         self.model: torch.nn.Module | None = None
@@ -95,7 +93,11 @@ class Child:
 
     # --- start-up -------------------------------------------------------------------------
     def warm_up(self) -> float:
+        """The device part of start-up (CUDA context, Triton's first compile and launch, the
+        profiler). It waits for the parent's `warm` so that it never overlaps a timed run."""
         t0 = time.perf_counter()
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
         sys.path.insert(0, os.path.dirname(__file__))
         import warmup_kernel  # noqa: E402 - a file of our own, so Triton can read its source
 
@@ -345,6 +347,10 @@ class Child:
                 "signatures": sorted(signatures)}
 
     def serve(self) -> None:
+        # Imports are done (host-only work); the device is touched only once the parent says so.
+        first = recv_command(self.sock)
+        if first.get("op") != "warm":
+            return
         send_reply(self.sock, {"op": "ready", "pid": os.getpid(), "warm_s": self.warm_up()})
         handlers = {"load": self.load, "forward": self.forward, "time": self.time}
         while True:

@@ -10,6 +10,7 @@ A hang, a crash or a malformed reply raises `ChildFailure`, which the verifier t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import selectors
@@ -82,6 +83,16 @@ class CandidateProcess:
         self.reports: list[tuple[str, str]] = []  # (gate, reason), in the order the child wrote them
         self.started = time.monotonic()
         self.ready_info: dict[str, Any] | None = None
+        self.warming = False  # told to warm up (touch the device), not yet seen ready
+
+    def warm(self) -> None:
+        """Let the process start its device part (it has been importing on the host until now)."""
+        if self.ready_info is None and not self.warming:
+            self.warming = True
+            try:
+                send_command(self.sock, {"op": "warm"})
+            except OSError:
+                pass  # it died: wait_ready reports how
 
     def _recv(self, timeout: float) -> dict[str, Any]:
         sel = selectors.DefaultSelector()
@@ -145,11 +156,13 @@ class CandidateProcess:
         return self.reports
 
     def wait_ready(self, timeout: float) -> dict[str, Any]:
+        self.warm()
         if self.ready_info is None:
             msg = self._recv(timeout)
             if msg.get("op") != "ready":
                 raise ChildFailure("crash", f"unexpected first message {str(msg)[:200]}")
             self.ready_info = msg
+            self.warming = False
         return self.ready_info
 
     def request(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -197,20 +210,55 @@ class Sandbox:
     """Hands out fresh candidate processes for one device, keeping `spares` of them started ahead.
 
     A spare takes seconds to warm (importing torch, starting CUDA, Triton's first compile: 7.8 s on
-    an H200 host); with verifications of ~2.5 s back to back, about three spares keep one ready."""
+    an H200 host); with verifications of ~2.5 s back to back, about three spares keep one ready.
+    On a GPU a spare's start has two parts: host imports, which run at once, and the device part
+    (CUDA context, first launch, profiler), which only runs outside `quiet()`: a context starting on
+    the same GPU during a timed run stretched 20-100 us kernels by tens of microseconds and failed
+    honest solutions on the variation gate (measured on an H200)."""
 
     def __init__(self, device: str, *, spares: int = 1, start_timeout_s: float = 300.0):
         self.device = device
         self.spares = spares
         self.start_timeout_s = start_timeout_s
+        self.gated = device.startswith("cuda")
+        self._quiet = False
         self._ready: deque[CandidateProcess] = deque(CandidateProcess(device) for _ in range(spares))
+        self._release()
+
+    def _release(self) -> None:
+        if not self._quiet:
+            for proc in self._ready:
+                proc.warm()
 
     def acquire(self) -> CandidateProcess:
         """The oldest spare (or a new process); the caller waits for `ready` with a deadline."""
         proc = self._ready.popleft() if self._ready else CandidateProcess(self.device)
+        proc.warm()
         while len(self._ready) < self.spares:
             self._ready.append(CandidateProcess(self.device))
+        self._release()
         return proc
+
+    @contextlib.contextmanager
+    def quiet(self):
+        """No spare touches the device inside: spares already warming finish first (bounded by the
+        start timeout), the others wait until the block ends. A no-op on the CPU, where timing
+        earns no gate and the wait would only slow verification down."""
+        if not self.gated:
+            yield
+            return
+        for proc in self._ready:
+            if proc.warming:
+                try:
+                    proc.wait_ready(self.start_timeout_s)
+                except ChildFailure:
+                    pass  # a spare that died is found out when it is acquired
+        self._quiet = True
+        try:
+            yield
+        finally:
+            self._quiet = False
+            self._release()
 
     def close(self) -> None:
         while self._ready:

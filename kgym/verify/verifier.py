@@ -204,14 +204,18 @@ class Verifier:
             return
 
         # Gate 5: timing of the candidate in its process, baselines here.
+        # No spare starts its CUDA context while anything is timed on this GPU (see Sandbox.quiet).
         t = time.perf_counter()
-        cand = self._time_candidate(proc, arena, model, nominal, cfg, v, runs, warmup)
-        v.stages_s["timing"] = time.perf_counter() - t
-        if cand is None:
-            return
-        t = time.perf_counter()
-        self._baselines(ref, model, nominal, cfg, v, runs, warmup)
-        v.stages_s["baselines"] = time.perf_counter() - t
+        with self.sandbox.quiet():
+            v.stages_s["quiet_wait"] = time.perf_counter() - t
+            t = time.perf_counter()
+            cand = self._time_candidate(proc, arena, model, nominal, cfg, v, runs, warmup)
+            v.stages_s["timing"] = time.perf_counter() - t
+            if cand is None:
+                return
+            t = time.perf_counter()
+            self._baselines(ref, model, nominal, cfg, v, runs, warmup)
+            v.stages_s["baselines"] = time.perf_counter() - t
         eager, comp = v.timings.get("eager"), v.timings.get("compile")
         v.speedup_eager = eager.median_ms / cand.median_ms if eager else None
         v.speedup_compile = comp.median_ms / cand.median_ms if comp else None
