@@ -12,12 +12,7 @@ import torch
 from kgym.verify import Verifier, VerifyConfig
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
-from paths import FIXTURES, fixture_path  # noqa: E402, F401 - FIXTURES is used by the tests
-
-
-def fixture_source(op: str, kind: str) -> str:
-    """A fixture as text (kind: reference, good, wrong); see tests/fixtures/paths.py."""
-    return fixture_path(op, kind).read_text()
+from paths import fixture_source  # noqa: E402 - tests import fixture helpers from `paths`, not conftest
 
 
 @pytest.fixture(scope="session")

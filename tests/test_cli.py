@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import FIXTURES, fixture_path
+from paths import FIXTURES, fixture_path
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import fixture_source
+from paths import fixture_source
 
 OPS = ["relu", "softmax", "layernorm", "matmul"]
 

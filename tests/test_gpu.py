@@ -4,7 +4,7 @@ timing and its gate, side streams, illegal addresses, hangs and OOM inside a ker
 import pytest
 import torch
 
-from conftest import fixture_source
+from paths import fixture_source
 from kgym.verify import Verifier, VerifyConfig
 
 pytestmark = pytest.mark.gpu
