@@ -44,21 +44,23 @@ def _cap(axis_name: str, max_len: int):
     return check
 
 
-def _op(name: str, title: str, dim: int, shapes, check, wrong_scan: str) -> Operation:
+def _op(name: str, title: str, dim: int, shapes, check, scan: str, wrong_scan: str) -> Operation:
     return Operation(
         name=name, family="scan", folder=HERE, description=f"inclusive cumulative sum along dim {dim}",
         reference="reference.py", solution="solution.py", wrong="solution.py", shapes=shapes, check=check,
-        slots={"title": title, "axis": str(dim), "kernel": f"{name}_kernel",
-               "scan": "tl.cumsum(x, axis=1)"},
+        slots={"title": title, "axis": str(dim), "kernel": f"{name}_kernel", "scan": scan},
         wrong_slots={"scan": wrong_scan})
 
 
 OPERATIONS = [
     # exclusive where torch's cumsum is inclusive: every output one element behind
     _op("row_cumsum", "Row cumulative sum", 1, _row_shapes, _cap("dim", ROW_MAX_LEN),
-        wrong_scan="tl.cumsum(x, axis=1) - x"),
-    # the tile scanned across its lines (neighbouring columns) instead of down them: the mix-up of
-    # a tile laid out transposed to the one the model pictured
+        scan="tl.cumsum(x, axis=1)", wrong_scan="tl.cumsum(x, axis=1) - x"),
+    # Columns walk the scan one row at a time (tiles one element long along the scan, so the tile's
+    # prefix sum is the element itself and the carry does the scan): a tl.cumsum across the strided
+    # axis of a [256, 16] tile failed to compile with triton 3.6 on the H200. Scans are <= 64 long.
+    # The wrong answer scans across its lines (neighbouring columns) instead of down them: the
+    # mix-up of a tile laid out transposed to the one the model pictured.
     _op("col_cumsum", "Column cumulative sum", 0, _col_shapes, _cap("batch_size", COL_MAX_LEN),
-        wrong_scan="tl.cumsum(x, axis=0)"),
+        scan="x", wrong_scan="tl.cumsum(x, axis=0)"),
 ]

@@ -50,10 +50,10 @@ class ModelNew(nn.Module):
             BLOCK_S = min(triton.next_power_of_2(n_scan), 1024)
             BLOCK_O = min(triton.next_power_of_2(n_lines), max(1, TILE // BLOCK_S))
         else:
-            # columns: 32-256 neighbouring columns per program (128 B - 1 KB per tile row)
-            BLOCK_O = min(triton.next_power_of_2(n_lines),
-                          max(32, min(256, triton.next_power_of_2(triton.cdiv(n_lines, 1024)))))
-            BLOCK_S = min(triton.next_power_of_2(n_scan), max(1, TILE // BLOCK_O))
+            # columns: up to 1024 neighbouring columns per program, one row of them per step (one
+            # coalesced load of 4 KB); the running total is the scan
+            BLOCK_O = min(triton.next_power_of_2(n_lines), 1024)
+            BLOCK_S = 1
         grid = (triton.cdiv(n_lines, BLOCK_O),)
         {{kernel}}[grid](x, out, n_lines, n_scan, stride_line, stride_scan, BLOCK_O=BLOCK_O, BLOCK_S=BLOCK_S)
         return out
