@@ -8,6 +8,7 @@
     kgym replay RUN_DIR [--plots DIR]   (solve rates, gate failures, speedups of recorded runs)
     kgym compact PATH                   (merge each partition's part files into one)
     kgym tasks list|show|export|decontaminate   (the procedural tasks; see kgym/cli_tasks.py)
+    kgym eval prompts|score|compare|run   (KernelBench evaluation; see kgym/cli_eval.py)
     kgym demo [--out DIR] [--workers N] [--size S]   (the Ray farm's main job; see jobs/demo.py)
 
 Exit status: 0 when a verdict was produced (pass or fail), 1 when kgym itself failed, 2 for bad
@@ -254,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kgym import cli_tasks
 
     cli_tasks.add_parser(sub)
+    from kgym import cli_eval
+
+    cli_eval.add_parser(sub)
     _add_demo_parser(sub)
     return p
 

@@ -1,0 +1,162 @@
+"""`kgym eval ...`: KernelBench prompts out, recorded results scored and compared.
+
+    kgym eval prompts --kernelbench DIR --level N --out FILE.jsonl [--ids 1,2] [--samples K --seed S]
+    kgym eval score RESULTS [--model M] [--sample K] [--json] [--out FILE.json]
+    kgym eval compare A B [--model-a M] [--model-b M] [--sample K] [--resamples N] [--seed S] [--json]
+    kgym eval run --kernelbench DIR --generations GEN.jsonl ...   (the batch job: jobs/eval.py, needs Ray)
+
+RESULTS, A and B are records paths (a run directory or a records root). Argument parsing and printing
+only; the work is in `kgym.kernelbench` and `jobs/eval.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def _usage(message: str):
+    from kgym.cli import UsageError
+
+    return UsageError(message)
+
+
+def _ids(text: str | None) -> list[int] | None:
+    if not text:
+        return None
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise _usage(f"--ids takes comma-separated integers, got {text!r}") from None
+
+
+def cmd_prompts(args: argparse.Namespace) -> int:
+    from kgym.kernelbench import Checkout, KernelBenchError, build_prompts, write_prompts
+
+    try:
+        rows = build_prompts(Checkout(args.kernelbench), args.level, ids=_ids(args.ids), samples=args.samples,
+                             seed=args.seed)
+        path = write_prompts(rows, args.out)
+    except KernelBenchError as e:
+        raise _usage(str(e)) from None
+    print(f"{len(rows)} prompts (level {args.level}, triton, one_shot, fp32, by {rows[0].constructor if rows else '-'}) "
+          f"-> {path}")
+    return 0
+
+
+def _results(path: str, model: str | None, sample: int | None, what: str = "RESULTS"):
+    from pathlib import Path
+
+    from kgym.kernelbench import results_from_records
+    from kgym.records import load
+
+    if not Path(path).exists():
+        raise _usage(f"{what} {path!r} does not exist")
+    results = results_from_records(load(path))
+    if not results:
+        raise _usage(f"{what} {path!r}: no kernelbench records")
+    if model is not None:
+        results = [r for r in results if r.model == model]
+        if not results:
+            raise _usage(f"{what} {path!r}: no records of model {model!r}")
+    if sample is not None:
+        results = [r for r in results if r.sample == sample]
+    return results
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from kgym.kernelbench import KernelBenchError, multi_sample, score
+    from kgym.kernelbench.scoring import format_table
+
+    results = _results(args.results, args.model, args.sample)
+    try:
+        several = len({r.sample for r in results}) > 1
+        table = score(results, sample=0 if several else None)
+        if several:
+            table["multi_sample"] = multi_sample(results)
+    except KernelBenchError as e:
+        raise _usage(str(e)) from None
+    if args.out:
+        import os
+        from pathlib import Path
+
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(json.dumps(table, indent=1) + "\n")
+        os.replace(tmp, out)
+    if args.json:
+        print(json.dumps(table, indent=1))
+    else:
+        print(format_table(table))
+        if several:
+            print("(several samples: the table is sample 0; mean and spread per metric under multi_sample in --json)")
+    return 0
+
+
+def _one_model(results, path: str) -> list:
+    models = sorted({r.model for r in results})
+    if len(models) != 1:
+        raise _usage(f"{path!r} holds models {models}: pick one with --model-a / --model-b")
+    return results
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from kgym.kernelbench import KernelBenchError, compare
+
+    a = _one_model(_results(args.a, args.model_a, args.sample, "A"), args.a)
+    b = _one_model(_results(args.b, args.model_b, args.sample, "B"), args.b)
+    try:
+        out = compare(a, b, resamples=args.resamples, seed=args.seed)
+    except KernelBenchError as e:
+        raise _usage(str(e)) from None
+    if args.json:
+        print(json.dumps({k: v.figures() for k, v in out.items()}, indent=1))
+        return 0
+    n = next(iter(out.values())).n
+    print(f"B ({b[0].model}) - A ({a[0].model}) on {n} problems; {args.resamples} paired resamples, seed {args.seed}")
+    for name, r in out.items():
+        print(f"{name:<13} {r.delta_pp:+6.1f} pp  95% [{r.ci95_pp[0]:+.1f}, {r.ci95_pp[1]:+.1f}]  "
+              f"gained {r.gained}  lost {r.lost}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    try:
+        from jobs.eval import main as job_main
+    except ImportError as e:
+        raise _usage(f"kgym eval run needs the farm extra (pip install -e '.[farm]'): {e}") from None
+    return job_main(args.rest)
+
+
+def add_parser(sub) -> None:
+    e = sub.add_parser("eval", help="KernelBench: prompts, scores (fast_p), paired bootstrap, the eval job")
+    esub = e.add_subparsers(dest="eval_command", required=True)
+    pr = esub.add_parser("prompts", help="the checkout's own Triton one-shot FP32 prompts as JSONL")
+    pr.add_argument("--kernelbench", required=True, help="a KernelBench repository checkout")
+    pr.add_argument("--level", type=int, required=True)
+    pr.add_argument("--out", required=True, help="output .jsonl (one object per problem and sample)")
+    pr.add_argument("--ids", help="only these problem ids (comma-separated)")
+    pr.add_argument("--samples", type=int, default=1, help="rows per problem for multi-sample runs (default 1)")
+    pr.add_argument("--seed", type=int, default=0, help="first sampling seed when --samples > 1")
+    pr.set_defaults(func=cmd_prompts)
+    sc = esub.add_parser("score", help="fast_p table of recorded results (figures.json's keys)")
+    sc.add_argument("results", metavar="RESULTS", help="records path of an eval run")
+    sc.add_argument("--model", help="only this model")
+    sc.add_argument("--sample", type=int, help="only this sample")
+    sc.add_argument("--json", action="store_true", help="print JSON")
+    sc.add_argument("--out", help="also write the JSON here")
+    sc.set_defaults(func=cmd_score)
+    cp = esub.add_parser("compare", help="paired bootstrap of B against A on the same problems")
+    cp.add_argument("a", metavar="A")
+    cp.add_argument("b", metavar="B")
+    cp.add_argument("--model-a")
+    cp.add_argument("--model-b")
+    cp.add_argument("--sample", type=int, help="compare this sample of each (default: the only one)")
+    cp.add_argument("--resamples", type=int, default=100_000)
+    cp.add_argument("--seed", type=int, default=42)
+    cp.add_argument("--json", action="store_true")
+    cp.set_defaults(func=cmd_compare)
+    rn = esub.add_parser("run", help="the batch job (python -m jobs.eval --help for its options)")
+    rn.add_argument("rest", nargs=argparse.REMAINDER)
+    rn.set_defaults(func=cmd_run)
