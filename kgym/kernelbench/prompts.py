@@ -10,7 +10,9 @@ with each problem's source. Layouts looked for, newest first:
 
 Arguments the function does not take (older constructors have no `option` or `precision`: they are
 one-shot FP32 by construction) are not passed. A checkout with none of these, or whose module lacks
-the function, is a `KernelBenchError` naming what is missing. The import is isolated: the checkout's
+the function, is a `KernelBenchError` naming what is missing; so is a constructor whose own imports
+fail (KernelBench's `src/utils.py` imports its API clients at the top: install the checkout's
+requirements in the same environment). The import is isolated: the checkout's
 top-level packages (`src`, `kernelbench`) are dropped from `sys.modules` before and after, so two
 checkouts in one process do not mix. Covers building and writing prompt rows; not generating answers.
 """
@@ -84,7 +86,9 @@ def prompt_function(checkout: Checkout) -> Iterator[tuple[str, Callable[..., str
         try:
             module = importlib.import_module(mod_name)
         except Exception as e:  # noqa: BLE001 - whatever the checkout's import raises, say which file failed
-            raise KernelBenchError(f"{root / rel}: importing {mod_name} failed: {type(e).__name__}: {e}") from None
+            hint = (f" (the checkout's own dependencies are missing: pip install -r {root / 'requirements.txt'} "
+                    f"or pip install -e {root})") if isinstance(e, ImportError) else ""
+            raise KernelBenchError(f"{root / rel}: importing {mod_name} failed: {type(e).__name__}: {e}{hint}") from None
         fn = getattr(module, FUNCTION, None)
         if not callable(fn):
             raise KernelBenchError(f"{root / rel}: has no function {FUNCTION}(ref_arch_src, backend=...)")

@@ -73,3 +73,11 @@ def test_cli_prompts_jsonl(checkout_dir, tmp_path, capsys):
     assert [(r["sample"], r["seed"]) for r in rows3] == [(0, 10), (1, 11), (2, 12)]
     assert main(["eval", "prompts", "--kernelbench", str(tmp_path / "nope"), "--level", "1",
                  "--out", str(out)]) == 2
+
+
+def test_constructor_with_missing_dependency_says_so(tmp_path):
+    root = make_checkout(tmp_path / "deps", "src")
+    f = root / "src" / "prompt_constructor_toml.py"
+    f.write_text("import kgym_no_such_module_xyz\n" + f.read_text())
+    with pytest.raises(KernelBenchError, match="kgym_no_such_module_xyz.*requirements.txt"):
+        build_prompts(Checkout(root), 1)
