@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from ray_cluster.work import EvalRequest, record_task
+from ray_cluster.work import EvalRequest
 
 KNOWN_KEYS = {"task_id", "seed", "stage", "size", "reference_path", "reference", "hybrid", "candidate",
               "candidate_path", "label"}
@@ -94,7 +94,7 @@ def request_from_row(row: Mapping[str, Any], *, base_dir: str | Path = ".", defa
     hybrid = bool(row.get("hybrid", False))
     name = str(row.get("reference_path") or "reference.py")
     task = custom_task(name, reference, seed, hybrid=hybrid)
-    return EvalRequest(task=record_task(task), reference=reference, candidate=candidate, seed=seed,
+    return EvalRequest(task=task, reference=reference, candidate=candidate, seed=seed,
                        overrides={"hybrid": hybrid}, label=label)
 
 

@@ -17,9 +17,9 @@ from ray_cluster.pool import PoolConfig, PoolStats, VerifierPool, cluster_plan
 from ray_cluster.session import RaySettings, connect
 from ray_cluster.sink import RecordSink, SinkConfig, SinkSummary
 from ray_cluster.task_actor import TaskActor
-from ray_cluster.work import EvalRequest, EvalResult, WorkerReply, record_task
+from ray_cluster.work import EvalRequest, EvalResult, WorkerReply
 from ray_cluster.worker import VerifierWorker, WorkerConfig, WorkerHealth
 
 __all__ = ["EvalRequest", "EvalResult", "PoolConfig", "PoolStats", "RaySettings", "RecordSink", "SinkConfig",
            "SinkSummary", "TaskActor", "VerifierPool", "VerifierWorker", "WorkerConfig", "WorkerHealth",
-           "WorkerReply", "cluster_plan", "connect", "record_task"]
+           "WorkerReply", "cluster_plan", "connect"]

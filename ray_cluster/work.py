@@ -12,19 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from kgym.records.ids import evaluation_id
-from kgym.records.record import TASK_KEYS
-
-
-def record_task(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """A task spec (`TaskSpec.to_dict()`) reduced to the keys a record carries (and hashes)."""
-    return {k: spec[k] for k in TASK_KEYS if k in spec}
 
 
 @dataclass(frozen=True)
 class EvalRequest:
     """One evaluation. `evaluation_id` is derived from (task, candidate, seed, verifier version)."""
 
-    task: Mapping[str, Any]  # a record's task dict: task_id and family at least (`record_task`)
+    task: Mapping[str, Any]  # a record's task dict (`TaskSpec.to_dict()`): task_id and family at least
     reference: str  # KernelBench-form source
     candidate: str
     seed: int  # the verifier's public seed
@@ -42,7 +36,7 @@ class EvalRequest:
         opts = task.verify_options()
         seed = int(opts.pop("seed"))
         opts.update(overrides)
-        return cls(task=record_task(task.spec.to_dict()), reference=task.reference, candidate=candidate,
+        return cls(task=task.spec.to_dict(), reference=task.reference, candidate=candidate,
                    seed=seed, overrides=opts, label=label)
 
 

@@ -1,7 +1,7 @@
 """`Evaluator`: a verifier plus deterministic evaluation ids and a verdict cache, for episodes.
 
-An evaluation id is the one `kgym.records` stores (`records.ids.evaluation_id` over the task spec's
-record keys, the candidate source, the task's seed and the verifier version), so a row written later
+An evaluation id is the one `kgym.records` stores (`records.ids.evaluation_id` over the whole task
+spec, the candidate source, the task's seed and the verifier version), so a row written later
 for the same evaluation carries the same id. The same answer submitted twice (in one episode or by
 two answers of a group) is verified once: verdicts are cached by id, least recently used dropped
 first. A verdict with `error` set (a failure of kgym, not of the candidate) is never cached, so a
@@ -14,19 +14,12 @@ from collections import OrderedDict
 from typing import Any
 
 from kgym.records.ids import evaluation_id
-from kgym.records.record import TASK_KEYS
 from kgym.tasks.task import Task
 from kgym.verify.verdict import Verdict
 
 
-def record_task(task: Task) -> dict[str, Any]:
-    """The task as `kgym.records.make_record` takes it (the spec's record keys)."""
-    spec = task.spec.to_dict()
-    return {k: spec[k] for k in TASK_KEYS if k in spec}
-
-
 def evaluation_id_for(task: Task, source: str) -> str:
-    return evaluation_id(record_task(task), source, task.spec.seed)
+    return evaluation_id(task.spec.to_dict(), source, task.spec.seed)
 
 
 class Evaluator:

@@ -73,9 +73,9 @@ class EpisodeResult:
     def records(self) -> list[dict[str, Any]]:
         """One `kgym.records.make_record` row per evaluation (reward: the evaluation's own, except the
         final one, which carries the episode's reward)."""
-        from kgym.records.record import Episode, TASK_KEYS, make_record
+        from kgym.records.record import Episode, make_record
 
-        task = {k: self.task[k] for k in TASK_KEYS if k in self.task}
+        task = self.task
         rows = []
         for e in self.evaluations:
             r = self.reward if e.evaluation_id == self.final_evaluation_id else e.reward
