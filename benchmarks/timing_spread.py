@@ -12,11 +12,9 @@ host wall time. The solutions are kgym's own, so they are imported here, outside
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -28,16 +26,7 @@ if not torch.cuda.is_available():
 
 from kgym.tasks import make  # noqa: E402
 from kgym.verify import timing  # noqa: E402
-from kgym.verify.reference import load_reference  # noqa: E402
-
-
-def _solution_module(task, folder: Path):
-    path = folder / f"solution_{task.spec.key}.py"
-    path.write_text(task.solution)
-    spec = importlib.util.spec_from_file_location(f"kgym_solution_{task.spec.key}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from kgym.verify.reference import SOURCE_DIR, import_source, load_reference  # noqa: E402
 
 
 def _pct(values: list[float]) -> str:
@@ -58,12 +47,14 @@ def main() -> None:
                     help="then time again with the candidate process's launch counter and audit hook installed "
                          "here (irreversible: audit hooks stay for the rest of the process)")
     args = ap.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="kgym-spread-"))
+    # With the hooks on, files may only be written where the candidate's would be: the solutions are
+    # imported from import_source's folder, so that is the writable one.
+    folder = Path(SOURCE_DIR)
     for hooked in ([False, True] if args.child_hooks else [False]):
         if hooked:
             _install_child_hooks(folder)
             print("-- again, with the candidate process's launch counter and audit hook installed", flush=True)
-        _run(args, folder)
+        _run(args)
 
 
 def _install_child_hooks(folder: Path) -> None:
@@ -76,12 +67,12 @@ def _install_child_hooks(folder: Path) -> None:
                   ).install()
 
 
-def _run(args: argparse.Namespace, folder: Path) -> None:
+def _run(args: argparse.Namespace) -> None:
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     for tid in args.task_ids:
         task = make(tid, args.seed, size=args.size, stage=args.stage)
         ref = load_reference(task.reference)
-        module = _solution_module(task, folder)
+        module, _ = import_source(task.solution, "solution")
         torch.manual_seed(task.spec.seed)
         cand = module.ModelNew(*ref.get_init_inputs()).to(device)
         torch.manual_seed(task.spec.seed)

@@ -40,7 +40,26 @@ class Reference:
 
 
 _loaded: dict[str, Reference] = {}
-_dir = tempfile.mkdtemp(prefix="kgym-ref-")
+SOURCE_DIR = tempfile.mkdtemp(prefix="kgym-ref-")  # where trusted sources are imported from
+
+
+def import_source(source: str, prefix: str) -> tuple[ModuleType, str]:
+    """Import trusted source text as a module from a file of its own (Triton and some modules read
+    their source), named by content hash. Returns (module, path); the module's exceptions propagate."""
+    sha = hashlib.sha256(source.encode()).hexdigest()[:16]
+    path = os.path.join(SOURCE_DIR, f"{prefix}_{sha}.py")
+    with open(path, "w") as f:
+        f.write(source)
+    name = f"kgym_{prefix}_{sha}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module, path
 
 
 def load_reference(source: str, origin: str = "<reference>") -> Reference:
@@ -52,17 +71,9 @@ def load_reference(source: str, origin: str = "<reference>") -> Reference:
         compile(source, origin, "exec")
     except SyntaxError as e:
         raise ReferenceError(f"{origin}: syntax error at line {e.lineno}: {e.msg}") from None
-    path = os.path.join(_dir, f"reference_{sha[:16]}.py")
-    with open(path, "w") as f:
-        f.write(source)
-    name = f"kgym_reference_{sha[:16]}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        module, path = import_source(source, "reference")
     except Exception as e:  # noqa: BLE001 - report any import failure of the reference
-        del sys.modules[name]
         raise ReferenceError(f"{origin}: importing the reference failed: {type(e).__name__}: {e}\n"
                              + traceback.format_exc(limit=3)) from None
     missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(module, n)]

@@ -12,22 +12,17 @@ its inputs and to check that a batch-scaled input still runs. Does not pick rows
 from __future__ import annotations
 
 import ast
-import hashlib
-import importlib.util
 import re
-import sys
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import torch
 
 from kgym.tasks.families.kernelbook.dataset import KernelBookRow
 from kgym.tasks.spec import TaskError
+from kgym.verify.reference import import_source
 
-_DIR = Path(tempfile.mkdtemp(prefix="kgym-kernelbook-"))
 MARK = "# ---- kgym: normalised to the KernelBench interface ----"
 
 
@@ -64,15 +59,8 @@ def _literal(value: Any, what: str) -> str:
 
 
 def _import(row: KernelBookRow):
-    sha = hashlib.sha256(row.python_code.encode()).hexdigest()[:16]
-    path = _DIR / f"kernelbook_{sha}.py"
-    path.write_text(row.python_code)
-    name = f"kgym_kernelbook_{sha}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        module, _ = import_source(row.python_code, "kernelbook")
     except Exception as e:  # noqa: BLE001 - any failure of the row's code is the row's problem
         raise TaskError(f"KernelBook row {row.index} ({row.entry_point}): importing python_code failed: "
                         f"{type(e).__name__}: {e}") from None
