@@ -95,3 +95,35 @@ def test_spares_touch_the_device_only_outside_quiet():
         assert spare.warming
         spare.wait_ready(sandbox.start_timeout_s)
         proc.kill()
+
+
+def test_timing_waits_for_quiet_spares_only_for_short_tasks(tmp_path):
+    # Microsecond kernels are timed with no spare starting on the device; a task whose cached eager
+    # time is >= QUIET_BELOW_MS does not wait for spares.
+    import contextlib
+    import json
+
+    from kgym.verify import Verifier, VerifyConfig
+    from kgym.verify.verifier import QUIET_BELOW_MS
+    from paths import fixture_source
+
+    calls = []
+
+    @contextlib.contextmanager
+    def recording_quiet():
+        calls.append(1)
+        yield
+
+    ref, good = fixture_source("relu", "reference"), fixture_source("relu", "good")
+    with Verifier(VerifyConfig(device="cpu", timed_runs=3, warmup_runs=1, max_remeasure=0), spares=0,
+                  cache_dir=str(tmp_path)) as v:
+        v.sandbox.quiet = recording_quiet
+        assert v.verify(ref, good).timings["candidate"] is not None
+        assert calls == [1]  # nothing cached yet: quiet
+        entries = list((tmp_path / "baselines").glob("*.json"))
+        assert entries
+        for path in entries:  # the task now looks long-running
+            d = json.loads(path.read_text())
+            path.write_text(json.dumps({**d, "median_ms": 2 * QUIET_BELOW_MS}))
+        assert v.verify(ref, good + "\n# another candidate\n").timings["candidate"] is not None
+        assert calls == [1]

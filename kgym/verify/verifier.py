@@ -9,7 +9,6 @@ sets `Verdict.error`.
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 import statistics
 import time
@@ -212,7 +211,9 @@ class Verifier:
         # No spare starts its CUDA context while a microsecond-scale kernel is timed on this GPU (see
         # Sandbox.quiet); kernels of milliseconds do not notice, so they do not wait for spares.
         t = time.perf_counter()
-        quiet = self._eager_ms(ref, nominal, runs, warmup) < QUIET_BELOW_MS
+        # The parent's own measure of the task's scale: its cached eager time (read once, reused below).
+        cached = {"eager": self.cache.get(self._baseline_key(ref, nominal, "eager", runs, warmup))}
+        quiet = cached["eager"] is None or cached["eager"].median_ms < QUIET_BELOW_MS
         with self.sandbox.quiet() if quiet else contextlib.nullcontext():
             v.stages_s["quiet_wait"] = time.perf_counter() - t
             t = time.perf_counter()
@@ -221,7 +222,7 @@ class Verifier:
             if cand is None:
                 return
             t = time.perf_counter()
-            self._baselines(ref, model, nominal, cfg, v, runs, warmup)
+            self._baselines(ref, model, nominal, cfg, v, runs, warmup, cached)
             v.stages_s["baselines"] = time.perf_counter() - t
         eager, comp = v.timings.get("eager"), v.timings.get("compile")
         v.speedup_eager = eager.median_ms / cand.median_ms if eager else None
@@ -413,24 +414,19 @@ class Verifier:
                 v.notes.append(f"timing unstable on the CPU ({why}); no speed credit")
         return cand
 
-    def _protocol(self, runs: int, warmup: int) -> dict[str, int]:
-        return {"runs": runs, "warmup": warmup, "l2": timing.L2_FLUSH_BYTES, "v": 1}
+    def _baseline_key(self, ref, nominal, kind: str, runs: int, warmup: int) -> str:
+        protocol = {"runs": runs, "warmup": warmup, "l2": timing.L2_FLUSH_BYTES, "v": 1}
+        return self.cache.key(ref.sha256, nominal, self.device, kind, protocol)
 
-    def _eager_ms(self, ref, nominal, runs, warmup) -> float:
-        """The task's cached eager time (0 until it is measured): the parent's own measure of scale."""
-        t = self.cache.get(self.cache.key(ref.sha256, nominal, self.device, "eager", self._protocol(runs, warmup)))
-        return t.median_ms if t is not None else 0.0
-
-    def _baselines(self, ref, model, nominal, cfg, v, runs, warmup) -> None:
+    def _baselines(self, ref, model, nominal, cfg, v, runs, warmup, cached: dict[str, Timing | None]) -> None:
         device = self.device
-        protocol = self._protocol(runs, warmup)
         want_compile = cfg.measure_compile
         if want_compile is None:
             want_compile = device.type == "cuda" or cfg.reward.baseline in ("compile", "joint")
         kinds = ["eager"] + (["compile"] if want_compile else [])
         for kind in kinds:
-            key = self.cache.key(ref.sha256, nominal, device, kind, protocol)
-            t = self.cache.get(key)
+            key = self._baseline_key(ref, nominal, kind, runs, warmup)
+            t = cached.get(kind) or self.cache.get(key)
             if t is None:
                 fn = model if kind == "eager" else torch.compile(model, mode="max-autotune")
                 t = measure_model(fn, nominal, device, runs=runs, warmup=max(warmup, 3 if kind == "compile" else 1),
