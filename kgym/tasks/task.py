@@ -59,7 +59,3 @@ class Task:
         from kgym.tasks.prompts import repair_messages
 
         return repair_messages(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec.to_dict(), "description": self.description, "reference": self.reference,
-                "solution": self.solution, "wrong": self.wrong, "scaffold": self.scaffold}
