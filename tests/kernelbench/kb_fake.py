@@ -54,10 +54,42 @@ _CONSTRUCTOR_OLD = '''def get_prompt_for_backend(ref_arch_src, backend="triton")
     return "old constructor for " + backend + "\\n" + ref_arch_src
 '''
 
+# The multi-language constructor's shape (KernelBench's src/prompt_constructor_multilang.py): a module
+# of the `src` package whose __init__ imports a sibling helpers module (the real one pulls in its API
+# clients there), a relative import of that module's file reader, and example files found from the
+# module's own path, not the working directory. Signature (ref_arch_src, backend) only.
+_PACKAGE_INIT = "from . import helpers  # the package's import side effects, as the real one has\n"
+
+_HELPERS = '''import os
+
+
+def read_file(path):
+    if not os.path.exists(path):
+        return ""
+    with open(path) as f:
+        return f.read()
+'''
+
+_CONSTRUCTOR_MULTILANG = '''import os
+
+from .helpers import read_file
+
+REPO_TOP_PATH = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+def get_prompt_for_backend(ref_arch_src, backend="triton"):
+    example = read_file(os.path.join(REPO_TOP_PATH, "src", "example_new.py"))
+    if not example:
+        raise FileNotFoundError("example answer not found")
+    return "multilang constructor for " + backend + "\\nExample:\\n" + example + "Module:\\n" + ref_arch_src
+'''
+
 
 def make_checkout(root: Path, layout: str = "src") -> Path:
     """layout: "src" (src/prompt_constructor_toml.py), "package" (src/kernelbench/...), "old"
-    (src/prompt_constructor_multilang.py without option/precision) or "none" (problems only)."""
+    (src/prompt_constructor_multilang.py without option/precision), "multilang" (the same file shaped
+    like the real one: package __init__ importing a helpers module, relative import, example found
+    from the module's path) or "none" (problems only)."""
     for (level, name), expr in PROBLEMS.items():
         f = root / "KernelBench" / f"level{level}" / name
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -79,6 +111,10 @@ def make_checkout(root: Path, layout: str = "src") -> Path:
     elif layout == "old":
         (src / "__init__.py").write_text("")
         (src / "prompt_constructor_multilang.py").write_text(_CONSTRUCTOR_OLD)
+    elif layout == "multilang":
+        (src / "__init__.py").write_text(_PACKAGE_INIT)
+        (src / "helpers.py").write_text(_HELPERS)
+        (src / "prompt_constructor_multilang.py").write_text(_CONSTRUCTOR_MULTILANG)
     else:
         raise ValueError(layout)
     return root

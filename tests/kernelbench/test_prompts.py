@@ -81,3 +81,27 @@ def test_constructor_with_missing_dependency_says_so(tmp_path):
     f.write_text("import kgym_no_such_module_xyz\n" + f.read_text())
     with pytest.raises(KernelBenchError, match="kgym_no_such_module_xyz.*requirements.txt"):
         build_prompts(Checkout(root), 1)
+
+
+def test_multilang_constructor_shaped_like_the_real_one(tmp_path, monkeypatch):
+    # The real src/prompt_constructor_multilang.py: `src/__init__` imports a helpers module, the
+    # constructor imports from it relatively and finds its example from its own path; it takes
+    # (ref_arch_src, backend) only. Built from another working directory, and imported in isolation.
+    ck = Checkout(make_checkout(tmp_path / "ml", "multilang"))
+    monkeypatch.chdir(tmp_path)
+    rows = build_prompts(ck, 1, ids=[2])
+    assert [(r.problem_id, r.constructor, r.option, r.precision) for r in rows] == [
+        (2, "src.prompt_constructor_multilang", "one_shot", "fp32")]
+    assert rows[0].prompt.startswith("multilang constructor for triton\nExample:\n# an example answer")
+    assert rows[0].prompt.endswith(ck.problem(1, 2).source)
+    assert not any(m.split(".")[0] in ("src", "kernelbench") for m in sys.modules)
+
+
+def test_multilang_package_init_with_missing_dependency_says_so(tmp_path):
+    # The real checkout's API clients are imported by src/utils.py through src/__init__.py, before
+    # the constructor module itself runs: that failure must name the checkout's requirements too.
+    root = make_checkout(tmp_path / "mldeps", "multilang")
+    helpers = root / "src" / "helpers.py"
+    helpers.write_text("import kgym_no_such_client_xyz\n" + helpers.read_text())
+    with pytest.raises(KernelBenchError, match="kgym_no_such_client_xyz.*requirements.txt"):
+        build_prompts(Checkout(root), 1)
