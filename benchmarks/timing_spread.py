@@ -7,6 +7,11 @@ events, input refresh with a fresh scale per run) and prints percentiles of the 
 host wall time. The solutions are kgym's own, so they are imported here, outside any sandbox.
 
     python benchmarks/timing_spread.py softmax-v1 log_softmax-v1 [--seed 0] [--size full] [--runs 100]
+                                       [--hold-cycles 0,1000000]
+
+`--hold-cycles` times each model once per value given, side by side: the GPU spin queued after the
+flush (`kgym.verify.timing.HOLD_CYCLES`), 0 for none. A launch path slower than the flush shows up
+as bimodal clock times without the hold and steady ones with it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,8 @@ def main() -> None:
     ap.add_argument("--size", default="full")
     ap.add_argument("--stage", default="full")
     ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--hold-cycles", default=str(timing.HOLD_CYCLES),
+                    help=f"comma list of GPU spins after the flush, each timed (default {timing.HOLD_CYCLES})")
     ap.add_argument("--no-refresh", action="store_true", help="time without refreshing the inputs per run")
     ap.add_argument("--child-hooks", action="store_true",
                     help="then time again with the candidate process's launch counter and audit hook installed "
@@ -84,12 +91,14 @@ def _run(args: argparse.Namespace) -> None:
         scales = timing.scales(args.runs + 10, args.seed)
         refresh = None if args.no_refresh else (lambda i: timing.refresh(inputs, bases, scales[i % len(scales)]))
         print(f"{tid} {task.spec.shapes} on {device}", flush=True)
-        for name, model in (("solution", cand), ("eager", eager)):
-            with torch.no_grad():
-                times, walls, clock = timing.run_timed(lambda: model(*inputs), device=device, runs=args.runs,
-                                                       warmup=5, before_each=refresh)
-            print(f"  {name:<9} {clock:<11} {_pct(times)}", flush=True)
-            print(f"  {name:<9} {'host wall':<11} {_pct(walls)}", flush=True)
+        for hold in (int(h) for h in args.hold_cycles.split(",")):
+            for name, model in (("solution", cand), ("eager", eager)):
+                with torch.no_grad():
+                    times, walls, clock = timing.run_timed(lambda: model(*inputs), device=device, runs=args.runs,
+                                                           warmup=5, before_each=refresh, hold_cycles=hold)
+                label = f"{name} hold={hold}"
+                print(f"  {label:<24} {clock:<11} {_pct(times)}", flush=True)
+                print(f"  {label:<24} {'host wall':<11} {_pct(walls)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -26,12 +26,17 @@ _Event = torch.cuda.Event
 _record = torch.cuda.Event.record
 _elapsed_time = torch.cuda.Event.elapsed_time
 _synchronize = torch.cuda.synchronize
+_sleep = torch.cuda._sleep
 
 STABLE_RELATIVE = 0.10  # accepted run-to-run variation, relative to the median
 STABLE_FLOOR_MS = 0.030  # ... or absolute, for micro-kernels
 # Many times the L2 of an H100 (50 MB) or H200 (60 MB); clearing it takes ~0.3 ms of GPU time, which
 # also covers the host's launch path of the timed call (Triton's is slower than eager PyTorch's).
 L2_FLUSH_BYTES = 1024 * 1024 * 1024
+# After the flush the GPU also spins this many clock cycles (~0.5 ms at H100/H200 clocks) before the
+# start event: a launch path slower than the flush (many kernel arguments, host-side checks) would
+# otherwise land between the events and be timed as kernel time, run by run (bimodal micro-kernels).
+HOLD_CYCLES = 1_000_000
 
 
 @dataclass
@@ -79,9 +84,11 @@ def measure(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup: i
 
 
 def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup: int,
-              before_each: Callable[[int], None] | None = None) -> tuple[list[float], list[float], str]:
+              before_each: Callable[[int], None] | None = None,
+              hold_cycles: int = HOLD_CYCLES) -> tuple[list[float], list[float], str]:
     """The raw per-run (clock ms, wall ms, clock name): what the candidate's process reports, with no
-    class of this module in between for a candidate to patch."""
+    class of this module in between for a candidate to patch. `hold_cycles` (bound when this module
+    is imported) is the GPU spin queued after the flush; 0 turns it off."""
     cuda = device.type == "cuda"
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device=device) if cuda else None
     for i in range(warmup):
@@ -98,10 +105,12 @@ def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup:
             start, end = _Event(enable_timing=True), _Event(enable_timing=True)
             _synchronize(device)
             t0 = _perf_counter_ns()
-            # The flush is queued, not waited for: while the GPU clears L2 the host launches the
-            # call, so the events see the kernels' time and not the launch path's (as do_bench does).
-            # The wall clock includes the flush; the calibration run cancels it out.
+            # The flush and the hold are queued, not waited for: while the GPU clears L2 and spins,
+            # the host launches the call, so the events see the kernels' time and not the launch
+            # path's. The wall clock includes both; the calibration run cancels them out.
             flush.zero_()
+            if hold_cycles:
+                _sleep(hold_cycles)
             _record(start)
             fn()
             _record(end)
