@@ -37,17 +37,29 @@ def _requests(tasks, n: int, tag: str, gpu: bool):
                                  label=tag, **({} if gpu else CPU_VERIFY)) for i in range(n)]
 
 
-def measure(workers: int, tasks, candidates: int, gpu: bool, spares: int, max_in_flight: int, cache_dir: str) -> dict:
+def _collect(results, what: str, t0: float) -> list:
+    """The pool's results as they arrive, with a progress line to stderr for each."""
+    out = []
+    for r in results:
+        out.append(r)
+        print(f"  {what}: {len(out)} done ({r.outcome}, verify {r.verify_s or 0:.1f} s) at {time.perf_counter() - t0:.1f} s",
+              file=sys.stderr, flush=True)
+    return out
+
+
+def measure(workers: int, tasks, candidates: int, gpu: bool, spares: int, max_in_flight: int, cache_dir: str,
+            compile_baseline: bool = True) -> dict:
     from ray_cluster import PoolConfig, VerifierPool, WorkerConfig
 
     t_start = time.perf_counter()
+    verify = ({} if compile_baseline else {"measure_compile": False}) if gpu else dict(CPU_VERIFY)
     config = PoolConfig(workers=workers, use_gpus=gpu, max_in_flight=max_in_flight,
-                        worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify={} if gpu else dict(CPU_VERIFY)))
+                        worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify=verify))
     with VerifierPool(config) as pool:
-        warm = list(pool.run(_requests(tasks, len(tasks) * workers, f"warm-{workers}", gpu)))
+        warm = _collect(pool.run(_requests(tasks, len(tasks) * workers, f"warm-{workers}", gpu)), "warm-up", t_start)
         warm_s = time.perf_counter() - t_start
         t0 = time.perf_counter()
-        results = list(pool.run(_requests(tasks, candidates, f"timed-{workers}", gpu)))
+        results = _collect(pool.run(_requests(tasks, candidates, f"timed-{workers}", gpu)), "timed", t0)
         wall = time.perf_counter() - t0
         stats = pool.stats
     verify = [r.verify_s for r in results if r.verify_s is not None]
@@ -73,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spares", type=int, help="warm candidate processes per worker (default 4 on GPU, 1 on CPU)")
     p.add_argument("--max-in-flight", type=int, default=2, help="calls queued per worker (default 2)")
     p.add_argument("--num-cpus", type=int, help="CPUs of the embedded Ray (default: all)")
+    p.add_argument("--no-compile", action="store_true",
+                   help="skip the torch.compile baseline on GPU (its first max-autotune per task takes 20-60 s)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-' for stdout)")
     args = p.parse_args(argv)
 
@@ -97,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for w in counts:
             print(f"{w} worker(s): warming up and verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
-            rows.append(measure(w, tasks, args.candidates, gpu, spares, args.max_in_flight, cache_dir))
+            rows.append(measure(w, tasks, args.candidates, gpu, spares, args.max_in_flight, cache_dir,
+                                compile_baseline=not args.no_compile))
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         base = rows[0]["candidates_per_min"] / rows[0]["workers"]
         print(f"\nfarm throughput on {device}, size {size}, tasks {', '.join(TASKS)}, {args.candidates} candidates, "
               f"{spares} spare(s), max {args.max_in_flight} in flight per worker")

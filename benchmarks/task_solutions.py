@@ -38,6 +38,7 @@ def main() -> None:
     ap.add_argument("--size", default="full")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--family", action="append", help="only these families (repeatable)")
+    ap.add_argument("--task", action="append", help="only these task ids (repeatable)")
     ap.add_argument("--stages", default="all", help="'all' or a comma list (full,small,scaffold,epilogue)")
     ap.add_argument("--no-wrong", action="store_true", help="skip the known-wrong answers")
     ap.add_argument("--spares", type=int, default=2)
@@ -54,6 +55,8 @@ def main() -> None:
     with Verifier(cfg, spares=args.spares) as verifier:
         for tid, op in operations().items():
             if args.family and op.family not in args.family:
+                continue
+            if args.task and tid not in args.task:
                 continue
             for stage in op.stages:
                 if args.stages != "all" and stage not in args.stages.split(","):
