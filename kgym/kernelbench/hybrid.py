@@ -19,7 +19,7 @@ NOT_COMPUTE = frozenset({
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
     "arange", "tensor", "as_tensor", "from_numpy", "device", "dtype", "Size", "no_grad", "is_tensor",
     "view", "view_as", "reshape", "reshape_as", "contiguous", "flatten", "unflatten", "permute", "transpose", "t",
-    "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "select", "split", "chunk", "unbind", "as_strided",
+    "movedim", "moveaxis", "swapaxes", "swapdims", "unsqueeze", "squeeze", "expand", "expand_as", "narrow", "select", "split", "chunk", "unbind", "as_strided",
     "size", "dim", "numel", "stride", "storage_offset", "is_contiguous", "element_size", "data_ptr", "item",
     "to", "cuda", "cpu", "float", "half", "double", "type", "clone", "copy_", "detach", "requires_grad_",
     "fill_", "zero_", "new_empty", "new_zeros", "new_ones", "new_full", "get_device", "is_cuda", "tolist",

@@ -52,6 +52,7 @@ PURE = triton_affine(2.0, 1.0)
     (PURE.replace("return out", "return out + x"), True),                         # arithmetic on an input
     (PURE.replace("x = x.contiguous()", "x = x.contiguous().exp()"), True),       # tensor math method
     (PURE.replace("return out", "return out.view(-1).reshape(x.shape)"), False),  # views are not compute
+    (PURE.replace("return out", "return out.movedim(-1, 0).movedim(0, -1)"), False),  # nor moved axes
     (PURE.replace("super().__init__()", "super().__init__()\n        self.fc = nn.Linear(4, 4)")
          .replace("return out", "return self.fc(out)"), True),                    # a torch layer of the module
     (PURE.replace("        x = x.contiguous()\n", "        x = helper(x)\n")
