@@ -3,6 +3,7 @@ overhead per evaluation.
 
     python benchmarks/farm_throughput.py --workers 1,2 --size full --candidates 64     # on 2 GPUs
     python benchmarks/farm_throughput.py --workers 1,2 --candidates 12 --json out.json  # on the CPU
+    python benchmarks/farm_throughput.py --workers 1 --size full --quiet-mode wait,pause  # A/B on a GPU
 
 For each worker count it starts a `VerifierPool` (one worker per GPU, or per CPU slot without GPUs),
 warms it (every task once per worker: spares started, baselines cached on a shared disk cache, as in
@@ -10,7 +11,8 @@ a long-running farm), then times K distinct candidates: the reference solutions 
 made unique by a trailing comment, so every one is a full verification with its own evaluation id.
 Overhead per evaluation = (wall x workers / K) - mean worker-side `Verifier.verify` seconds: the time
 a worker was not verifying, from the driver's view (dispatch, transfer, record building, tail).
-Uses Ray core only (no dashboard, no ray[default] features).
+`vs 1 worker`: throughput against one worker of the first row (2.00x at 2 workers is perfect
+scaling). Uses Ray core only (no dashboard, no ray[default] features).
 """
 
 from __future__ import annotations
@@ -48,13 +50,14 @@ def _collect(results, what: str, t0: float) -> list:
 
 
 def measure(workers: int, tasks, candidates: int, gpu: bool, spares: int, max_in_flight: int, cache_dir: str,
-            compile_baseline: bool = True) -> dict:
+            compile_baseline: bool = True, quiet_mode: str = "wait") -> dict:
     from ray_cluster import PoolConfig, VerifierPool, WorkerConfig
 
     t_start = time.perf_counter()
     verify = ({} if compile_baseline else {"measure_compile": False}) if gpu else dict(CPU_VERIFY)
     config = PoolConfig(workers=workers, use_gpus=gpu, max_in_flight=max_in_flight,
-                        worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify=verify))
+                        worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify=verify,
+                                            quiet_mode=quiet_mode))
     with VerifierPool(config) as pool:
         warm = _collect(pool.run(_requests(tasks, len(tasks) * workers, f"warm-{workers}", gpu)), "warm-up", t_start)
         warm_s = time.perf_counter() - t_start
@@ -65,7 +68,7 @@ def measure(workers: int, tasks, candidates: int, gpu: bool, spares: int, max_in
     verify = [r.verify_s for r in results if r.verify_s is not None]
     per_eval_worker_s = wall * workers / len(results)
     return {
-        "workers": workers, "device": "gpu" if gpu else "cpu", "candidates": len(results),
+        "workers": workers, "quiet_mode": quiet_mode, "device": "gpu" if gpu else "cpu", "candidates": len(results),
         "passed": sum(r.outcome == "passed" for r in results),
         "farm_errors": sum(r.outcome == "error" for r in results) + sum(r.outcome == "error" for r in warm),
         "wall_s": wall, "candidates_per_min": 60 * len(results) / wall,
@@ -87,6 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--num-cpus", type=int, help="CPUs of the embedded Ray (default: all)")
     p.add_argument("--no-compile", action="store_true",
                    help="skip the torch.compile baseline on GPU (its first max-autotune per task takes 20-60 s)")
+    p.add_argument("--quiet-mode", default="wait",
+                   help="comma list of what a worker does with spares still warming when it times a short kernel: "
+                        "'wait' for them (default) or 'pause' them (SIGSTOP); each is measured, side by side")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-' for stdout)")
     args = p.parse_args(argv)
 
@@ -108,19 +114,25 @@ def main(argv: list[str] | None = None) -> int:
         spares = args.spares if args.spares is not None else (4 if gpu else 1)
         cache_dir = os.environ.get("KGYM_CACHE_DIR") or tempfile.mkdtemp(prefix="kgym-bench-baselines-")
         device = (ray.get(ray.remote(num_gpus=1)(_gpu_name).remote()) if gpu else "CPU (Triton interpreter)")
+        modes = args.quiet_mode.split(",")
+        bad = [m for m in modes if m not in ("wait", "pause")]
+        if bad:
+            p.error(f"--quiet-mode {','.join(bad)}: use wait, pause or both (wait,pause)")
         rows = []
-        for w in counts:
-            print(f"{w} worker(s): warming up and verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
-            rows.append(measure(w, tasks, args.candidates, gpu, spares, args.max_in_flight, cache_dir,
-                                compile_baseline=not args.no_compile))
-            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        for mode in modes:
+            for w in counts:
+                print(f"{w} worker(s), quiet mode {mode}: warming up and verifying {args.candidates} candidates ...",
+                      file=sys.stderr, flush=True)
+                rows.append(measure(w, tasks, args.candidates, gpu, spares, args.max_in_flight, cache_dir,
+                                    compile_baseline=not args.no_compile, quiet_mode=mode))
+                print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         base = rows[0]["candidates_per_min"] / rows[0]["workers"]
         print(f"\nfarm throughput on {device}, size {size}, tasks {', '.join(TASKS)}, {args.candidates} candidates, "
               f"{spares} spare(s), max {args.max_in_flight} in flight per worker")
-        print(f"{'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} {'passed':>7} {'verify s (mean)':>15} "
+        print(f"{'quiet':>5} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} {'passed':>7} {'verify s (mean)':>15} "
               f"{'overhead ms/eval':>16} {'wall s':>7} {'replaced':>8}")
         for r in rows:
-            print(f"{r['workers']:>7} {r['candidates_per_min']:>9.1f} {r['candidates_per_min'] / base:>10.2f}x "
+            print(f"{r['quiet_mode']:>5} {r['workers']:>7} {r['candidates_per_min']:>9.1f} {r['candidates_per_min'] / base:>10.2f}x "
                   f"{r['passed']:>3}/{r['candidates']:<3} {r['verify_s_mean']:>15.2f} {r['overhead_ms_per_eval']:>16.1f} "
                   f"{r['wall_s']:>7.1f} {r['workers_replaced']:>8}")
         if args.json:

@@ -70,6 +70,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--cols", type=int, default=None)
     ap.add_argument("--spares", type=int, default=3, help="warm candidate processes kept ahead")
+    ap.add_argument("--quiet-mode", default="wait", choices=["wait", "pause"],
+                    help="spares still warming when a short kernel is timed: wait for them, or pause them")
     ap.add_argument("--gap", type=float, default=0.0, help="seconds between candidates (0: back to back)")
     ap.add_argument("--json", default=None, help="write the figures here")
     args = ap.parse_args()
@@ -81,7 +83,7 @@ def main() -> None:
     cfg = VerifyConfig(device=args.device, timed_runs=100 if cuda else 10, measure_compile=cuda)
     print(f"verify_latency: relu {rows}x{cols} fp32 ({rows * cols * 4 / 1e9:.2f} GB) on {args.device}", flush=True)
     results = []
-    with Verifier(cfg, spares=args.spares) as verifier:
+    with Verifier(cfg, spares=args.spares, quiet_mode=args.quiet_mode) as verifier:
         t0 = time.perf_counter()
         first = verifier.verify(ref, CANDIDATE.format(block=block))
         first_s = time.perf_counter() - t0

@@ -30,6 +30,7 @@ class WorkerConfig:
 
     device: str = "auto"  # auto: cuda:0 when Ray gave this actor a GPU, else cpu
     spares: int = 1  # warm candidate processes kept ahead
+    quiet_mode: str = "wait"  # spares warming when a short kernel is timed: "wait" for them or "pause" them
     cache_dir: str | None = None  # baseline cache (default ~/.cache/kgym/baselines or $KGYM_CACHE_DIR)
     case_secret: bytes | None = None  # one secret for the whole pool, so a retry sees the same cases
     verify: dict[str, Any] = field(default_factory=dict)
@@ -64,7 +65,8 @@ class VerifierWorker:
         if device == "auto":
             device = "cuda:0" if ray.get_gpu_ids() else "cpu"
         self.verifier = Verifier(VerifyConfig(device=device, **config.verify), spares=config.spares,
-                                 cache_dir=config.cache_dir, case_secret=config.case_secret)
+                                 cache_dir=config.cache_dir, case_secret=config.case_secret,
+                                 quiet_mode=config.quiet_mode)
         self.info = WorkerInfo.here(str(self.verifier.device), worker_id)
         self.evaluations = 0
         self.consecutive_errors = 0

@@ -97,6 +97,41 @@ def test_spares_touch_the_device_only_outside_quiet():
         proc.kill()
 
 
+def test_pause_mode_stops_warming_spares_inside_quiet_and_continues_them_after():
+    # quiet_mode="pause": a spare in the middle of its device start is not waited for; its whole
+    # process group is stopped for the block and continued after it, and it still comes up ready.
+    from kgym.verify.sandbox import Sandbox, _proc_state
+
+    with Sandbox("cpu", spares=2, quiet_mode="pause") as sandbox:
+        sandbox.gated = True
+        warming = list(sandbox._ready)
+        assert all(p.warming for p in warming)
+        t0 = time.monotonic()
+        with sandbox.quiet():
+            assert time.monotonic() - t0 < 1.0  # not waited for (a cold start takes seconds)
+            assert all(p.warming and p.ready_info is None for p in warming)
+            assert all(_proc_state(p.proc.pid) == "T" for p in warming)
+            proc = sandbox.acquire()
+            assert proc is warming[0]
+            newest = sandbox._ready[-1]
+            assert not newest.warming and newest.ready_info is None  # held back while quiet
+        deadline = time.monotonic() + 5  # SIGCONT, like SIGSTOP, lands asynchronously
+        while any(_proc_state(p.proc.pid) == "T" for p in warming) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert all(_proc_state(p.proc.pid) != "T" for p in warming)
+        assert proc.wait_ready(sandbox.start_timeout_s)["op"] == "ready"
+        for p in sandbox._ready:
+            p.wait_ready(sandbox.start_timeout_s)
+        proc.kill()
+
+
+def test_unknown_quiet_mode_is_refused():
+    from kgym.verify.sandbox import Sandbox
+
+    with pytest.raises(ValueError, match="quiet_mode 'nap'"):
+        Sandbox("cpu", spares=0, quiet_mode="nap")
+
+
 def test_timing_waits_for_quiet_spares_only_for_short_tasks(tmp_path):
     # Microsecond kernels are timed with no spare starting on the device; a task whose cached eager
     # time is >= QUIET_BELOW_MS does not wait for spares.

@@ -43,6 +43,15 @@ class ChildFailure(Exception):
         self.reason = reason
 
 
+def _proc_state(pid: int) -> str | None:
+    """The process's state letter from /proc (R, S, D, T stopped, Z, ...); None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 class CandidateProcess:
     def __init__(self, device: str, *, threads: int | None = None):
         self.device = device
@@ -93,6 +102,26 @@ class CandidateProcess:
                 send_command(self.sock, {"op": "warm"})
             except OSError:
                 pass  # it died: wait_ready reports how
+
+    def pause(self, settle_s: float = 0.5) -> bool:
+        """Stop the whole process group (SIGSTOP: the process and any compiler it runs) and wait, up
+        to `settle_s`, until the process is seen stopped (signals are delivered asynchronously).
+        Device work it already queued still finishes; it queues no more until `resume`. False if
+        the process is gone."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGSTOP)
+        except (ProcessLookupError, PermissionError):
+            return False
+        deadline = time.monotonic() + settle_s
+        while _proc_state(self.proc.pid) not in ("T", "t", "Z", "X", None) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        return True
+
+    def resume(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGCONT)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def _recv(self, timeout: float) -> dict[str, Any]:
         sel = selectors.DefaultSelector()
@@ -216,9 +245,14 @@ class Sandbox:
     the same GPU during a timed run stretched 20-100 us kernels by tens of microseconds and failed
     honest solutions on the variation gate (measured on an H200)."""
 
-    def __init__(self, device: str, *, spares: int = 1, start_timeout_s: float = 300.0):
+    QUIET_MODES = ("wait", "pause")
+
+    def __init__(self, device: str, *, spares: int = 1, start_timeout_s: float = 300.0, quiet_mode: str = "wait"):
+        if quiet_mode not in self.QUIET_MODES:
+            raise ValueError(f"quiet_mode {quiet_mode!r}: use one of {', '.join(self.QUIET_MODES)}")
         self.device = device
         self.spares = spares
+        self.quiet_mode = quiet_mode
         self.start_timeout_s = start_timeout_s
         self.gated = device.startswith("cuda")
         self._quiet = False
@@ -241,22 +275,32 @@ class Sandbox:
 
     @contextlib.contextmanager
     def quiet(self):
-        """No spare touches the device inside: spares already warming finish first (bounded by the
-        start timeout), the others wait until the block ends. A no-op on the CPU, where timing
-        earns no gate and the wait would only slow verification down."""
+        """No spare touches the device inside: spares not yet told to warm wait until the block ends;
+        spares already warming finish first (`quiet_mode="wait"`, bounded by the start timeout: their
+        whole device start, seconds, is waited for) or are stopped for the block's duration and
+        continued after it (`"pause"`: only device work they queued before the stop can overlap).
+        A no-op on the CPU, where timing earns no gate and the wait would only slow verification."""
         if not self.gated:
             yield
             return
+        paused: list[CandidateProcess] = []
         for proc in self._ready:
-            if proc.warming:
-                try:
-                    proc.wait_ready(self.start_timeout_s)
-                except ChildFailure:
-                    pass  # a spare that died is found out when it is acquired
+            if not proc.warming:
+                continue
+            if self.quiet_mode == "pause":
+                if proc.pause():
+                    paused.append(proc)
+                continue
+            try:
+                proc.wait_ready(self.start_timeout_s)
+            except ChildFailure:
+                pass  # a spare that died is found out when it is acquired
         self._quiet = True
         try:
             yield
         finally:
+            for proc in paused:
+                proc.resume()
             self._quiet = False
             self._release()
 
