@@ -205,3 +205,13 @@ def test_a_launch_that_never_reaches_the_device_fails_the_launch_gate(gpu_verifi
     # counted by the hook, never seen on the device
     assert v.gate == "launch", (v.gate, v.reason, v.launches, v.device_launches)
     assert "device" in v.reason
+
+
+def test_pause_mode_times_back_to_back_candidates_without_waiting_for_spares():
+    # quiet_mode="pause": the spare started for each candidate is stopped while a microsecond kernel
+    # is timed, not waited for; honest candidates still pass the variation gate.
+    with Verifier(VerifyConfig(device="cuda", measure_compile=False), spares=3, quiet_mode="pause") as v:
+        v.verify(BIG_RELU, GOOD)  # baselines cached, spares started
+        results = [v.verify(BIG_RELU, GOOD + f"\n# candidate {i}\n") for i in range(4)]
+    assert all(r.passed for r in results), [(r.gate, r.reason) for r in results]
+    assert max(r.stages_s.get("quiet_wait", 0.0) for r in results) < 1.0, [r.stages_s for r in results]
