@@ -46,7 +46,8 @@ def run_verify_job(config: VerifyJobConfig, log: Callable[[str], None] = print) 
             log(f"jobs.verify: metrics on http://{endpoint}/metrics")
         pool = VerifierPool(PoolConfig(workers=config.workers, max_in_flight=config.max_in_flight,
                                        max_attempts=config.max_attempts, call_timeout_s=config.call_timeout_s,
-                                       worker=WorkerConfig(spares=config.spares, verify=dict(config.verify))))
+                                       worker=WorkerConfig(spares=config.spares, quiet_mode=config.quiet_mode,
+                                                           verify=dict(config.verify))))
         log(f"jobs.verify: {len(requests)} rows, {pool.num_workers} {'GPU' if pool.gpu else 'CPU'} worker(s), "
             f"run {config.run_id}")
         done = [0]

@@ -10,6 +10,7 @@
     max_in_flight = 2
     max_attempts = 3
     spares = 1
+    quiet_mode = "wait"                           # spares warming while a short kernel is timed: wait or pause
     call_timeout_s = 1800
     [verify]                                      # kgym.verify.VerifyConfig fields for every item
     timed_runs = 5
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kgym.verify import VerifyConfig
+from kgym.verify.sandbox import Sandbox
 
 
 class ConfigError(ValueError):
@@ -49,6 +51,7 @@ class VerifyJobConfig:
     max_in_flight: int = 2
     max_attempts: int = 3
     spares: int = 1
+    quiet_mode: str = "wait"
     call_timeout_s: float = 1800.0
     verify: dict[str, Any] = field(default_factory=dict)
     metrics_port: int | None = None
@@ -58,7 +61,8 @@ class VerifyJobConfig:
 
 
 _TOP = {"input", "out", "run_id", "job_id", "size"}
-_FARM = {"workers", "max_in_flight", "max_attempts", "spares", "call_timeout_s"}
+_FARM = {"workers", "max_in_flight", "max_attempts", "spares", "quiet_mode", "call_timeout_s"}
+QUIET_MODES = Sandbox.QUIET_MODES
 _SECTIONS = {"farm", "verify", "metrics", "ray"}
 
 
@@ -77,6 +81,8 @@ def parse_config(data: dict[str, Any], where: str = "config") -> VerifyJobConfig
     _check(verify, {f.name for f in fields(VerifyConfig)} - {"reward", "device"}, f"{where} [verify]")
     _check(metrics, {"port", "targets_file"}, f"{where} [metrics]")
     _check(ray_, {"address", "num_cpus"}, f"{where} [ray]")
+    if farm.get("quiet_mode", "wait") not in QUIET_MODES:
+        raise ConfigError(f"{where} [farm]: quiet_mode {farm['quiet_mode']!r}: use one of {', '.join(QUIET_MODES)}")
     try:
         VerifyConfig(**verify)
     except TypeError as e:

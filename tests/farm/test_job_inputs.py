@@ -55,6 +55,10 @@ def test_config(tmp_path):
         parse_config({"input": "x", "farm": {"gpus": 2}})
     with pytest.raises(ConfigError, match="needs input"):
         parse_config({})
+    assert parse_config({"input": "x", "farm": {"quiet_mode": "pause"}}).quiet_mode == "pause"
+    assert parse_config({"input": "x"}).quiet_mode == "wait"
+    with pytest.raises(ConfigError, match="quiet_mode 'nap'"):
+        parse_config({"input": "x", "farm": {"quiet_mode": "nap"}})
     (tmp_path / "bad.toml").write_text("input = [")
     with pytest.raises(ConfigError, match="not TOML"):
         load_config(tmp_path / "bad.toml")
