@@ -15,6 +15,7 @@ import pytest
 
 from kgym.episodes.extract import extract_code
 from kgym.kernelbench.generations import read_generations
+from kgym.kernelbench.hybrid import keeps_torch_op
 from kgym.verify.policy import check_source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +53,7 @@ def test_answer_is_a_triton_model_new(path):
     assert "tl.int64" in source, "offsets must be int64: the full-size inputs pass 2^31 bytes"
     result = check_source(source)
     assert result.ok, result.reason
+    assert not keeps_torch_op(source), "a level-1 answer does its arithmetic in Triton (the scores' hybrid split)"
 
 
 def test_script_writes_generations_the_job_reads(tmp_path):
