@@ -95,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
                         "'wait' for them (default) or 'pause' them (SIGSTOP); each is measured, side by side")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-' for stdout)")
     args = p.parse_args(argv)
+    from kgym.verify.sandbox import Sandbox
+
+    modes = args.quiet_mode.split(",")
+    bad = [m for m in modes if m not in Sandbox.QUIET_MODES]
+    if bad:
+        p.error(f"--quiet-mode {','.join(bad)}: use wait, pause or both (wait,pause)")
 
     import ray
 
@@ -114,10 +120,6 @@ def main(argv: list[str] | None = None) -> int:
         spares = args.spares if args.spares is not None else (4 if gpu else 1)
         cache_dir = os.environ.get("KGYM_CACHE_DIR") or tempfile.mkdtemp(prefix="kgym-bench-baselines-")
         device = (ray.get(ray.remote(num_gpus=1)(_gpu_name).remote()) if gpu else "CPU (Triton interpreter)")
-        modes = args.quiet_mode.split(",")
-        bad = [m for m in modes if m not in ("wait", "pause")]
-        if bad:
-            p.error(f"--quiet-mode {','.join(bad)}: use wait, pause or both (wait,pause)")
         rows = []
         for mode in modes:
             for w in counts:

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from kgym.verify import Verifier, VerifyConfig  # noqa: E402
+from kgym.verify.sandbox import Sandbox  # noqa: E402
 
 KERNELBENCH_SECONDS = (69.0, 98.0)
 
@@ -70,7 +71,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--cols", type=int, default=None)
     ap.add_argument("--spares", type=int, default=3, help="warm candidate processes kept ahead")
-    ap.add_argument("--quiet-mode", default="wait", choices=["wait", "pause"],
+    ap.add_argument("--quiet-mode", default="wait", choices=Sandbox.QUIET_MODES,
                     help="spares still warming when a short kernel is timed: wait for them, or pause them")
     ap.add_argument("--gap", type=float, default=0.0, help="seconds between candidates (0: back to back)")
     ap.add_argument("--json", default=None, help="write the figures here")

@@ -62,7 +62,6 @@ class VerifyJobConfig:
 
 _TOP = {"input", "out", "run_id", "job_id", "size"}
 _FARM = {"workers", "max_in_flight", "max_attempts", "spares", "quiet_mode", "call_timeout_s"}
-QUIET_MODES = Sandbox.QUIET_MODES
 _SECTIONS = {"farm", "verify", "metrics", "ray"}
 
 
@@ -81,8 +80,9 @@ def parse_config(data: dict[str, Any], where: str = "config") -> VerifyJobConfig
     _check(verify, {f.name for f in fields(VerifyConfig)} - {"reward", "device"}, f"{where} [verify]")
     _check(metrics, {"port", "targets_file"}, f"{where} [metrics]")
     _check(ray_, {"address", "num_cpus"}, f"{where} [ray]")
-    if farm.get("quiet_mode", "wait") not in QUIET_MODES:
-        raise ConfigError(f"{where} [farm]: quiet_mode {farm['quiet_mode']!r}: use one of {', '.join(QUIET_MODES)}")
+    if farm.get("quiet_mode", "wait") not in Sandbox.QUIET_MODES:
+        raise ConfigError(f"{where} [farm]: quiet_mode {farm['quiet_mode']!r}: use one of "
+                          f"{', '.join(Sandbox.QUIET_MODES)}")
     try:
         VerifyConfig(**verify)
     except TypeError as e:
