@@ -215,3 +215,24 @@ def test_pause_mode_times_back_to_back_candidates_without_waiting_for_spares():
         results = [v.verify(BIG_RELU, GOOD + f"\n# candidate {i}\n") for i in range(4)]
     assert all(r.passed for r in results), [(r.gate, r.reason) for r in results]
     assert max(r.stages_s.get("quiet_wait", 0.0) for r in results) < 1.0, [r.stages_s for r in results]
+
+
+def test_a_launch_path_slower_than_the_l2_flush_is_not_timed():
+    # The host spends 0.4 ms before launching a microsecond kernel: longer than the flush (~0.25 ms)
+    # alone covers, shorter than flush + hold. Without timing.HOLD_CYCLES the start event runs
+    # before the launch and ~0.15 ms of host time is timed as kernel time.
+    import statistics
+    import time
+
+    from kgym.verify import timing
+
+    x = torch.randn(1 << 16, device="cuda")
+
+    def slow_launch():
+        t = time.perf_counter()
+        while time.perf_counter() - t < 0.0004:
+            pass
+        return torch.relu(x)
+
+    times, _, _ = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3)
+    assert statistics.median(times) < 0.05, times
