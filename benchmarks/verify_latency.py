@@ -71,8 +71,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=None)
     ap.add_argument("--cols", type=int, default=None)
     ap.add_argument("--spares", type=int, default=3, help="warm candidate processes kept ahead")
-    ap.add_argument("--quiet-mode", default="wait", choices=Sandbox.QUIET_MODES,
-                    help="spares still warming when a short kernel is timed: wait for them, or pause them")
+    ap.add_argument("--quiet-mode", default=Sandbox.DEFAULT_QUIET_MODE, choices=Sandbox.QUIET_MODES,
+                    help="spares still warming when a short kernel is timed: pause them (default) or wait for them")
     ap.add_argument("--gap", type=float, default=0.0, help="seconds between candidates (0: back to back)")
     ap.add_argument("--json", default=None, help="write the figures here")
     args = ap.parse_args()

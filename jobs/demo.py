@@ -117,7 +117,7 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
                                             metrics_port=config.metrics_port,
                                             targets_file=f"/tmp/kgym/prometheus/{run_id}.json"
                                             if config.metrics_port is not None else None))
-        pool = VerifierPool(PoolConfig(workers=config.workers, worker=WorkerConfig(spares=1 if gpu else 2)))
+        pool = VerifierPool(PoolConfig(workers=config.workers, worker=WorkerConfig(spares=None if gpu else 2)))
         families = ray.get(task_actor.families.remote())
         requests, expect, skipped = build_requests(task_actor, families, config, size, gpu)
         endpoint = ray.get(sink.metrics_endpoint.remote())

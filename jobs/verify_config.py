@@ -9,8 +9,8 @@
     workers = 2                                   # omit: one per GPU, else one per CPU
     max_in_flight = 2
     max_attempts = 3
-    spares = 1
-    quiet_mode = "wait"                           # spares warming while a short kernel is timed: wait or pause
+    spares = 4                                    # omit: 4 per GPU worker, 1 per CPU worker
+    quiet_mode = "pause"                          # spares warming while a short kernel is timed: pause (default) or wait
     call_timeout_s = 1800
     [verify]                                      # kgym.verify.VerifyConfig fields for every item
     timed_runs = 5
@@ -50,8 +50,8 @@ class VerifyJobConfig:
     workers: int | None = None
     max_in_flight: int = 2
     max_attempts: int = 3
-    spares: int = 1
-    quiet_mode: str = "wait"
+    spares: int | None = None  # None: WorkerConfig's default for the device
+    quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE
     call_timeout_s: float = 1800.0
     verify: dict[str, Any] = field(default_factory=dict)
     metrics_port: int | None = None
@@ -80,7 +80,7 @@ def parse_config(data: dict[str, Any], where: str = "config") -> VerifyJobConfig
     _check(verify, {f.name for f in fields(VerifyConfig)} - {"reward", "device"}, f"{where} [verify]")
     _check(metrics, {"port", "targets_file"}, f"{where} [metrics]")
     _check(ray_, {"address", "num_cpus"}, f"{where} [ray]")
-    if farm.get("quiet_mode", "wait") not in Sandbox.QUIET_MODES:
+    if farm.get("quiet_mode", Sandbox.DEFAULT_QUIET_MODE) not in Sandbox.QUIET_MODES:
         raise ConfigError(f"{where} [farm]: quiet_mode {farm['quiet_mode']!r}: use one of "
                           f"{', '.join(Sandbox.QUIET_MODES)}")
     try:

@@ -19,9 +19,20 @@ from typing import Any
 
 import ray
 
+from kgym.verify.sandbox import Sandbox
 from ray_cluster.work import EvalRequest, WorkerReply
 
 _PROBE_N = 4099  # an awkward length: a device that drops a tail or a tile gets the sum wrong
+# Spares kept ahead when WorkerConfig.spares is None. On a GPU each verification of a microsecond task
+# takes ~1 s once a spare is ready and a spare's start ~7-8 s, so a worker's throughput is about
+# spares / start time (benchmarks/farm_throughput.py --spares). On the CPU one spare keeps up.
+GPU_SPARES = 4
+CPU_SPARES = 1
+
+
+def default_spares(device: str) -> int:
+    """Spares a worker keeps ahead on `device` ("cuda:N" or "cpu") when its config names none."""
+    return GPU_SPARES if device.startswith("cuda") else CPU_SPARES
 
 
 @dataclass(frozen=True)
@@ -29,8 +40,8 @@ class WorkerConfig:
     """How each worker builds its verifier. `verify` holds `VerifyConfig` fields (timed_runs, ...)."""
 
     device: str = "auto"  # auto: cuda:0 when Ray gave this actor a GPU, else cpu
-    spares: int = 1  # warm candidate processes kept ahead
-    quiet_mode: str = "wait"  # spares warming when a short kernel is timed: "wait" for them or "pause" them
+    spares: int | None = None  # warm candidate processes kept ahead (None: GPU_SPARES on a GPU, else CPU_SPARES)
+    quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE  # spares warming when a short kernel is timed: "pause" or "wait"
     cache_dir: str | None = None  # baseline cache (default ~/.cache/kgym/baselines or $KGYM_CACHE_DIR)
     case_secret: bytes | None = None  # one secret for the whole pool, so a retry sees the same cases
     verify: dict[str, Any] = field(default_factory=dict)
@@ -64,7 +75,8 @@ class VerifierWorker:
         device = config.device
         if device == "auto":
             device = "cuda:0" if ray.get_gpu_ids() else "cpu"
-        self.verifier = Verifier(VerifyConfig(device=device, **config.verify), spares=config.spares,
+        spares = config.spares if config.spares is not None else default_spares(device)
+        self.verifier = Verifier(VerifyConfig(device=device, **config.verify), spares=spares,
                                  cache_dir=config.cache_dir, case_secret=config.case_secret,
                                  quiet_mode=config.quiet_mode)
         self.info = WorkerInfo.here(str(self.verifier.device), worker_id)

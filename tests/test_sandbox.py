@@ -82,7 +82,7 @@ def test_spares_touch_the_device_only_outside_quiet():
     # on the CPU by switching it on by hand.
     from kgym.verify.sandbox import Sandbox
 
-    with Sandbox("cpu", spares=1) as sandbox:
+    with Sandbox("cpu", spares=1, quiet_mode="wait") as sandbox:
         sandbox.gated = True
         first = sandbox._ready[0]
         assert first.warming  # released at once: nothing is being timed

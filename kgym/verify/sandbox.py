@@ -245,9 +245,13 @@ class Sandbox:
     the same GPU during a timed run stretched 20-100 us kernels by tens of microseconds and failed
     honest solutions on the variation gate (measured on an H200)."""
 
-    QUIET_MODES = ("wait", "pause")
+    QUIET_MODES = ("pause", "wait")
+    # pause: on four H200s 27 candidates/min per GPU and 2.2 s per verification, against 5.5/min and
+    # ~11 s when each timed block waited for the newest spare's device start (benchmarks/farm_throughput.py)
+    DEFAULT_QUIET_MODE = "pause"
 
-    def __init__(self, device: str, *, spares: int = 1, start_timeout_s: float = 300.0, quiet_mode: str = "wait"):
+    def __init__(self, device: str, *, spares: int = 1, start_timeout_s: float = 300.0,
+                 quiet_mode: str = DEFAULT_QUIET_MODE):
         if quiet_mode not in self.QUIET_MODES:
             raise ValueError(f"quiet_mode {quiet_mode!r}: use one of {', '.join(self.QUIET_MODES)}")
         self.device = device
@@ -276,9 +280,10 @@ class Sandbox:
     @contextlib.contextmanager
     def quiet(self):
         """No spare touches the device inside: spares not yet told to warm wait until the block ends;
-        spares already warming finish first (`quiet_mode="wait"`, bounded by the start timeout: their
-        whole device start, seconds, is waited for) or are stopped for the block's duration and
-        continued after it (`"pause"`: only device work they queued before the stop can overlap).
+        spares already warming are stopped for the block's duration and continued after it
+        (`quiet_mode="pause"`, the default: only device work they queued before the stop can overlap)
+        or finish first (`"wait"`, bounded by the start timeout: their whole device start, seconds,
+        is waited for, which made every microsecond task take ~11 s on an H200).
         A no-op on the CPU, where timing earns no gate and the wait would only slow verification."""
         if not self.gated:
             yield

@@ -71,7 +71,8 @@ class VerifyConfig:
 
 class Verifier:
     def __init__(self, config: VerifyConfig = VerifyConfig(), *, spares: int = 1,
-                 cache_dir: str | None = None, case_secret: bytes | None = None, quiet_mode: str = "wait"):
+                 cache_dir: str | None = None, case_secret: bytes | None = None,
+                 quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE):
         self.config = config
         self.device = config.resolved_device()
         exact_fp32()  # references and baselines in true FP32 (see precision.py)
