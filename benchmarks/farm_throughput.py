@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", choices=["tiny", "small", "full"], help="task size (default full on GPU, tiny on CPU)")
     p.add_argument("--candidates", type=int, default=32, help="timed candidates per worker count (default 32)")
     p.add_argument("--spares", help="comma list of warm candidate processes per worker, each measured "
-                                    "(default: the farm's, 4 on GPU and 1 on CPU)")
+                                    "(default: the farm's, 8 on GPU and 1 on CPU)")
     p.add_argument("--max-in-flight", type=int, default=2, help="calls queued per worker (default 2)")
     p.add_argument("--num-cpus", type=int, help="CPUs of the embedded Ray (default: all)")
     p.add_argument("--no-compile", action="store_true",

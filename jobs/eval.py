@@ -40,7 +40,7 @@ class EvalJobConfig:
     workers: int | None = None
     max_in_flight: int = 2
     max_attempts: int = 3
-    spares: int | None = None  # None: WorkerConfig's default (4 per GPU worker, 1 per CPU worker)
+    spares: int | None = None  # None: WorkerConfig's default (8 per GPU worker, 1 per CPU worker)
     call_timeout_s: float = 1800.0
     verify: dict[str, Any] = field(default_factory=dict)  # VerifyConfig fields for every answer
     ray_address: str | None = None

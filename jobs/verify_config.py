@@ -9,7 +9,7 @@
     workers = 2                                   # omit: one per GPU, else one per CPU
     max_in_flight = 2
     max_attempts = 3
-    spares = 4                                    # omit: 4 per GPU worker, 1 per CPU worker
+    spares = 8                                    # omit: 8 per GPU worker, 1 per CPU worker
     quiet_mode = "pause"                          # spares warming while a short kernel is timed: pause (default) or wait
     call_timeout_s = 1800
     [verify]                                      # kgym.verify.VerifyConfig fields for every item

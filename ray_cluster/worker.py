@@ -25,8 +25,10 @@ from ray_cluster.work import EvalRequest, WorkerReply
 _PROBE_N = 4099  # an awkward length: a device that drops a tail or a tile gets the sum wrong
 # Spares kept ahead when WorkerConfig.spares is None. On a GPU each verification of a microsecond task
 # takes ~1 s once a spare is ready and a spare's start ~7-8 s, so a worker's throughput is about
-# spares / start time (benchmarks/farm_throughput.py --spares). On the CPU one spare keeps up.
-GPU_SPARES = 4
+# spares / start time: on an H200 with 16 host cores, 29.5 candidates/min with 4 spares, 46.7 with 8
+# (benchmarks/farm_throughput.py --spares 4,8). Each spare is a process that has imported torch and
+# started a CUDA context. On the CPU one spare keeps up.
+GPU_SPARES = 8
 CPU_SPARES = 1
 
 

@@ -51,11 +51,11 @@ def test_bad_spares_and_quiet_mode_are_refused_before_ray_starts(capsys):
         assert words in capsys.readouterr().err
 
 
-def test_workers_keep_four_spares_on_a_gpu_and_one_on_the_cpu_unless_told():
+def test_workers_keep_eight_spares_on_a_gpu_and_one_on_the_cpu_unless_told():
     from ray_cluster.worker import CPU_SPARES, GPU_SPARES, WorkerConfig, default_spares
 
     assert WorkerConfig().spares is None
-    assert default_spares("cuda:0") == GPU_SPARES == 4
+    assert default_spares("cuda:0") == GPU_SPARES == 8
     assert default_spares("cpu") == CPU_SPARES == 1
 
 
