@@ -1,25 +1,29 @@
-"""Farm throughput: candidates per minute against the number of verifier workers, and the pool's
-overhead per evaluation.
+"""Farm throughput: candidates per minute against the number of verifier workers, where the workers'
+time goes, and the pool's overhead per evaluation.
 
-    python benchmarks/farm_throughput.py --workers 1,2 --size full --candidates 64     # on 2 GPUs
+    python benchmarks/farm_throughput.py --workers 1,2 --size full --candidates 96 --no-compile  # on 2 GPUs
+    python benchmarks/farm_throughput.py --workers 1,2,4,8 --mix realistic --records out/bench --plot farm.png
     python benchmarks/farm_throughput.py --workers 1,2 --candidates 12 --json out.json  # on the CPU
     python benchmarks/farm_throughput.py --workers 1 --size full --quiet-mode pause,wait  # A/B on a GPU
     python benchmarks/farm_throughput.py --workers 1 --size full --spares 4,8            # spares, side by side
 
 For each worker count it starts a `VerifierPool` (one worker per GPU, or per CPU slot without GPUs),
-warms it (every task once per worker: spares started, baselines cached on a shared disk cache, as in
-a long-running farm), then times K distinct candidates: the reference solutions of a few tasks, each
-made unique by a trailing comment, so every one is a full verification with its own evaluation id.
+warms it (every task's solution once per worker: spares started, baselines cached on a shared disk
+cache, as in a long-running farm), then times K distinct candidates of the mix (`farm_mix.py`): the
+solutions of four short tasks, or a realistic mix of every family with good, wrong and crashing
+answers; each is unique, so every one is a verification with its own evaluation id. `expected`:
+answers that got the verdict they should (solutions pass, wrong answers and crashes are rejected).
 Overhead per evaluation = (wall x workers / K) - mean worker-side `Verifier.verify` seconds: the time
 a worker was not verifying, from the driver's view (dispatch, transfer, record building, and the tail:
 workers that ran out of work while the last candidates finished elsewhere). `idle gap`: the pool's own
 part, from the workers' clocks: the median time between one record's finish and the next one's start
 on the same worker (return, dispatch and record building; with `--max-in-flight` >= 2 the next call
-is already queued at the worker, so the tail does not count).
+is already queued at the worker, so the tail does not count). `busy/between/before/after`: shares of
+the workers' time in the timed window: verifying, between two verifications, before the first and
+after the last (the tail). With `--records` the driver also streams every row to a `RecordSink`.
 `vs 1 worker`: throughput against one worker of the first row (2.00x at 2 workers is perfect
 scaling). Uses Ray core only (no dashboard, no ray[default] features).
 """
-
 from __future__ import annotations
 
 import argparse
@@ -33,18 +37,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from farm_mix import MIXES, mix_tasks  # noqa: E402
 from kgym.verify.sandbox import Sandbox  # noqa: E402
 
-TASKS = ("relu-v1", "softmax-v1", "row_sum-v1", "rmsnorm-v1")
 CPU_VERIFY = {"timed_runs": 5, "warmup_runs": 1, "max_remeasure": 1}
-
-
-def _requests(tasks, n: int, tag: str, gpu: bool):
-    from ray_cluster import EvalRequest
-
-    return [EvalRequest.for_task(tasks[i % len(tasks)], tasks[i % len(tasks)].solution + f"\n# {tag} {i}\n",
-                                 label=tag, **({} if gpu else CPU_VERIFY)) for i in range(n)]
 
 
 def _collect(results, what: str, t0: float) -> list:
@@ -57,54 +55,94 @@ def _collect(results, what: str, t0: float) -> list:
     return out
 
 
-def idle_gaps_ms(results) -> list[float]:
-    """Per worker, milliseconds between one record's finish and the next record's start (worker clocks)."""
+def _spans(results) -> dict[str, list[tuple[float, float]]]:
+    """Per worker, (start, finish) of each verification in epoch seconds (the workers' clocks), in start order."""
     by_worker: dict[str, list] = {}
     for r in results:
         if r.worker_id is not None and r.record.get("started_at") and r.record.get("finished_at"):
-            by_worker.setdefault(r.worker_id, []).append((r.record["started_at"], r.record["finished_at"]))
-    gaps = []
-    for spans in by_worker.values():
-        spans.sort()
-        gaps += [1e3 * (start - prev_end).total_seconds() for (_, prev_end), (start, _) in zip(spans, spans[1:])]
-    return gaps
+            by_worker.setdefault(r.worker_id, []).append((r.record["started_at"].timestamp(),
+                                                          r.record["finished_at"].timestamp()))
+    return {w: sorted(spans) for w, spans in by_worker.items()}
 
 
-def measure(workers: int, tasks, candidates: int, gpu: bool, spares: int, max_in_flight: int, cache_dir: str,
-            compile_baseline: bool = True, quiet_mode: str = "pause") -> dict:
-    from ray_cluster import PoolConfig, VerifierPool, WorkerConfig
+def idle_gaps_ms(results) -> list[float]:
+    """Per worker, milliseconds between one record's finish and the next record's start (worker clocks)."""
+    return [1e3 * (start - prev_end) for spans in _spans(results).values()
+            for (_, prev_end), (start, _) in zip(spans, spans[1:])]
+
+
+def time_shares(results, workers: int, t0: float, t1: float) -> dict[str, float]:
+    """Where the workers' time between t0 and t1 (epoch seconds, the driver's clock on the same hosts)
+    went, as fractions summing to 1: `busy` verifying and building the row, `between` two
+    verifications of the same worker (return, dispatch), `before` the worker's first one, `after` its
+    last one (the tail, while other workers finish). A worker that got nothing counts as `before`."""
+    total = workers * (t1 - t0)
+    spans = _spans(results)
+    busy = sum(end - start for ss in spans.values() for start, end in ss)
+    between = sum(max(0.0, b[0] - a[1]) for ss in spans.values() for a, b in zip(ss, ss[1:]))
+    before = sum(max(0.0, ss[0][0] - t0) for ss in spans.values()) + (workers - len(spans)) * (t1 - t0)
+    after = sum(max(0.0, t1 - ss[-1][1]) for ss in spans.values())
+    return {k: v / total for k, v in (("busy", busy), ("between", between), ("before", before), ("after", after))}
+
+
+def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: int, max_in_flight: int,
+            cache_dir: str, compile_baseline: bool = True, quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE,
+            records: str | None = None) -> dict:
+    import ray
+
+    from farm_mix import mix_requests
+    from jobs.demo_report import gate_of, unmet
+    from jobs.stream import stream
+    from ray_cluster import PoolConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
 
     t_start = time.perf_counter()
     verify = ({} if compile_baseline else {"measure_compile": False}) if gpu else dict(CPU_VERIFY)
+    per_request = {} if gpu else dict(CPU_VERIFY)
     config = PoolConfig(workers=workers, use_gpus=gpu, max_in_flight=max_in_flight,
                         worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify=verify,
                                             quiet_mode=quiet_mode))
+    tag = f"{mix}-{quiet_mode}-{spares}-{workers}"
+    warm_requests, _ = mix_requests("solutions", tasks, len(tasks) * workers, f"warm-{tag}", per_request)
+    timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}", per_request)
     with VerifierPool(config) as pool:
-        warm = _collect(pool.run(_requests(tasks, len(tasks) * workers, f"warm-{workers}", gpu)), "warm-up", t_start)
+        warm = _collect(pool.run(warm_requests), "warm-up", t_start)
         warm_s = time.perf_counter() - t_start
-        t0 = time.perf_counter()
-        results = _collect(pool.run(_requests(tasks, candidates, f"timed-{workers}", gpu)), "timed", t0)
-        wall = time.perf_counter() - t0
+        sink = (RecordSink.remote(SinkConfig(root=records, run_id=f"farm-throughput-{tag}-{int(time.time())}",
+                                             job_id="farm_throughput")) if records else None)
+        t0, t0_epoch = time.perf_counter(), time.time()
+        if sink is None:
+            results = _collect(pool.run(timed_requests), "timed", t0)
+        else:  # as the jobs do: each row to the RecordSink as it arrives, flushed to Parquet
+            results = []
+            stream(pool, sink, timed_requests, on_result=lambda r: results.append(r) or print(
+                f"  timed: {len(results)} done ({r.outcome}) at {time.perf_counter() - t0:.1f} s",
+                file=sys.stderr, flush=True))
+        wall, t1_epoch = time.perf_counter() - t0, time.time()
+        run_path = ray.get(sink.close.remote()).run_path if sink is not None else None
         stats = pool.stats
-    verify = [r.verify_s for r in results if r.verify_s is not None]
+    verify_s = [r.verify_s for r in results if r.verify_s is not None]
     per_eval_worker_s = wall * workers / len(results)
     gaps = idle_gaps_ms(results)
     latency = sorted(r.latency_s for r in results)
+    gates: dict[str, int] = {}
+    for r in results:
+        gates[gate_of(r)] = gates.get(gate_of(r), 0) + 1
+    misses = unmet(results, expect)
     return {
-        "workers": workers, "quiet_mode": quiet_mode, "spares": spares, "device": "gpu" if gpu else "cpu",
+        "workers": workers, "mix": mix, "quiet_mode": quiet_mode, "spares": spares, "device": "gpu" if gpu else "cpu",
         "candidates": len(results),
         "passed": sum(r.outcome == "passed" for r in results),
+        "as_expected": len(results) - len(misses), "unmet": misses[:10], "gates": gates,
         "farm_errors": sum(r.outcome == "error" for r in results) + sum(r.outcome == "error" for r in warm),
         "wall_s": wall, "candidates_per_min": 60 * len(results) / wall,
-        "verify_s_mean": statistics.fmean(verify), "verify_s_median": statistics.median(verify),
-        "verify_s_p90": _pct(sorted(verify), 0.9),
-        "overhead_ms_per_eval": 1e3 * (per_eval_worker_s - statistics.fmean(verify)),
+        "verify_s_mean": statistics.fmean(verify_s), "verify_s_median": statistics.median(verify_s),
+        "verify_s_p90": _pct(sorted(verify_s), 0.9),
+        "overhead_ms_per_eval": 1e3 * (per_eval_worker_s - statistics.fmean(verify_s)),
         "idle_gap_ms_median": statistics.median(gaps) if gaps else None,
         "idle_gap_ms_p90": _pct(sorted(gaps), 0.9) if gaps else None,
+        "time_shares": time_shares(results, workers, t0_epoch, t1_epoch),
         "latency_s_p50": _pct(latency, 0.5), "latency_s_p90": _pct(latency, 0.9), "latency_s_p99": _pct(latency, 0.99),
-        "latency_minus_verify_ms_median": 1e3 * statistics.median(r.latency_s - r.verify_s for r in results
-                                                                   if r.verify_s is not None),
-        "warmup_s": warm_s, "workers_replaced": stats.replaced, "retried": stats.retried,
+        "warmup_s": warm_s, "workers_replaced": stats.replaced, "retried": stats.retried, "records": run_path,
     }
 
 
@@ -121,6 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--candidates", type=int, default=32, help="timed candidates per worker count (default 32)")
     p.add_argument("--spares", help="comma list of warm candidate processes per worker, each measured "
                                     "(default: the farm's, 8 on GPU and 1 on CPU)")
+    p.add_argument("--mix", default="solutions", choices=MIXES,
+                   help="what is verified (benchmarks/farm_mix.py): 'solutions' of four short tasks (default), or "
+                        "'realistic': every family's first task, good, wrong and crashing answers")
+    p.add_argument("--records", metavar="DIR", help="stream every timed result to a RecordSink under DIR (Parquet), "
+                                                    "as the jobs do, so the records' cost is in the figures")
+    p.add_argument("--plot", metavar="PNG", help="candidates/min against workers, with perfect scaling drawn in")
     p.add_argument("--max-in-flight", type=int, default=2, help="calls queued per worker (default 2)")
     p.add_argument("--num-cpus", type=int, help="CPUs of the embedded Ray (default: all)")
     p.add_argument("--no-compile", action="store_true",
@@ -144,7 +188,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import ray
 
-    from kgym.tasks import make
     from ray_cluster import RaySettings, connect
     from ray_cluster.worker import default_spares
 
@@ -157,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         if max(counts) > most:
             p.error(f"asked for {max(counts)} workers; this machine has {most} {'GPUs' if gpu else 'CPUs'} for Ray")
         size = args.size or ("full" if gpu else "tiny")
-        tasks = [make(t, 0, size=size) for t in TASKS]
+        tasks = mix_tasks(args.mix, size)
         spare_counts = spare_counts or [default_spares("cuda" if gpu else "cpu")]
         cache_dir = os.environ.get("KGYM_CACHE_DIR") or tempfile.mkdtemp(prefix="kgym-bench-baselines-")
         device = (ray.get(ray.remote(num_gpus=1)(_gpu_name).remote()) if gpu else "CPU (Triton interpreter)")
@@ -165,35 +208,69 @@ def main(argv: list[str] | None = None) -> int:
         for mode in modes:
             for spares in spare_counts:
                 for w in counts:
-                    print(f"{w} worker(s), quiet mode {mode}, {spares} spare(s): warming up and verifying "
-                          f"{args.candidates} candidates ...", file=sys.stderr, flush=True)
-                    rows.append(measure(w, tasks, args.candidates, gpu, spares, args.max_in_flight, cache_dir,
-                                        compile_baseline=not args.no_compile, quiet_mode=mode))
+                    print(f"{w} worker(s), {args.mix} mix, quiet mode {mode}, {spares} spare(s): warming up and "
+                          f"verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
+                    rows.append(measure(w, args.mix, tasks, args.candidates, gpu, spares, args.max_in_flight,
+                                        cache_dir, compile_baseline=not args.no_compile, quiet_mode=mode,
+                                        records=args.records))
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         base = rows[0]["candidates_per_min"] / rows[0]["workers"]
-        print(f"\nfarm throughput on {device}, size {size}, tasks {', '.join(TASKS)}, {args.candidates} candidates, "
-              f"max {args.max_in_flight} in flight per worker")
-        print(f"{'quiet':>5} {'spares':>6} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} {'passed':>7} "
+        print(f"\nfarm throughput on {device}, size {size}, {args.mix} mix ({', '.join(t.task_id for t in tasks)}), "
+              f"{args.candidates} candidates, max {args.max_in_flight} in flight per worker"
+              f"{', records to ' + args.records if args.records else ''}")
+        print(f"{'quiet':>5} {'spares':>6} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} {'expected':>8} "
               f"{'verify s mean/p90':>17} {'latency s p50/p90/p99':>21} {'overhead ms/eval':>16} "
-              f"{'idle gap ms':>11} {'wall s':>7} {'replaced':>8}")
+              f"{'idle gap ms':>11} {'busy/between/before/after %':>27} {'wall s':>7} {'replaced':>8}")
         for r in rows:
             gap = "-" if r["idle_gap_ms_median"] is None else f"{r['idle_gap_ms_median']:.1f}"
             lat = f"{r['latency_s_p50']:.1f}/{r['latency_s_p90']:.1f}/{r['latency_s_p99']:.1f}"
+            shares = "/".join(f"{100 * r['time_shares'][k]:.0f}" for k in ("busy", "between", "before", "after"))
             print(f"{r['quiet_mode']:>5} {r['spares']:>6} {r['workers']:>7} {r['candidates_per_min']:>9.1f} "
-                  f"{r['candidates_per_min'] / base:>10.2f}x {r['passed']:>3}/{r['candidates']:<3} "
+                  f"{r['candidates_per_min'] / base:>10.2f}x {r['as_expected']:>4}/{r['candidates']:<3} "
                   f"{r['verify_s_mean']:>8.2f}/{r['verify_s_p90']:<8.2f} {lat:>21} {r['overhead_ms_per_eval']:>16.1f} "
-                  f"{gap:>11} {r['wall_s']:>7.1f} {r['workers_replaced']:>8}")
+                  f"{gap:>11} {shares:>27} {r['wall_s']:>7.1f} {r['workers_replaced']:>8}")
+        for r in rows:
+            print(f"  {r['quiet_mode']} {r['spares']} spares {r['workers']} worker(s): gates {r['gates']}"
+                  + "".join(f"\n    not as expected: {m}" for m in r["unmet"]))
+        if args.plot:
+            _plot(rows, base, args.plot, f"{device}, {args.mix} mix, size {size}")
+            print(f"plot: {args.plot}")
         if args.json:
-            out = json.dumps({"device": device, "size": size, "tasks": list(TASKS),
+            out = json.dumps({"device": device, "size": size, "mix": args.mix, "tasks": [t.task_id for t in tasks],
                               "max_in_flight": args.max_in_flight, "results": rows}, indent=2)
             if args.json == "-":
                 print(out)
             else:
                 Path(args.json).write_text(out + "\n")
-        return 0 if all(r["farm_errors"] == 0 and r["passed"] == r["candidates"] for r in rows) else 1
+        return 0 if all(r["farm_errors"] == 0 and r["as_expected"] == r["candidates"] for r in rows) else 1
     finally:
         if started:
             ray.shutdown()
+
+
+def _plot(rows: list[dict], base: float, path: str, title: str) -> None:
+    """Candidates per minute against workers, one line per (quiet mode, spares), and perfect scaling."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    most = max(r["workers"] for r in rows)
+    ax.plot([0, most], [0, base * most], linestyle="--", color="grey", label="perfect scaling")
+    for key in sorted({(r["quiet_mode"], r["spares"]) for r in rows}):
+        line = sorted((r["workers"], r["candidates_per_min"]) for r in rows if (r["quiet_mode"], r["spares"]) == key)
+        ax.plot(*zip(*line), marker="o", label=f"{key[0]}, {key[1]} spare(s) per worker")
+    ax.set_xlabel("verifier workers")
+    ax.set_ylabel("candidates per minute")
+    ax.set_title(title, fontsize=9)
+    ax.set_xticks(sorted({r["workers"] for r in rows}))
+    ax.set_xlim(0, most + 0.5)
+    ax.set_ylim(0, None)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def _gpu_name() -> str:

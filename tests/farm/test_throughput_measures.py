@@ -27,7 +27,7 @@ def test_idle_gaps_are_taken_per_worker_between_its_own_records_in_start_order()
     gaps = sorted(farm_throughput.idle_gaps_ms(results))
     # w0: 1.0 -> 1.005 and 2.0 -> 2.02; w1: 1.99 -> 2.0; the give-up (no worker) is not a worker's gap,
     # and no gap spans two workers (w1 started at 0.0 while w0 was busy).
-    assert gaps == pytest.approx([5.0, 10.0, 20.0])
+    assert gaps == pytest.approx([5.0, 10.0, 20.0], abs=1e-3)  # epoch seconds in floats: ~0.1 us steps
 
 
 def test_a_worker_with_one_record_has_no_gap():
@@ -66,3 +66,46 @@ def test_pause_is_the_default_quiet_mode_everywhere_a_farm_is_configured():
 
     assert Sandbox.DEFAULT_QUIET_MODE == "pause"
     assert WorkerConfig().quiet_mode == VerifyJobConfig(input="x").quiet_mode == "pause"
+
+
+def test_time_shares_split_each_workers_window_into_busy_between_before_and_after():
+    t0 = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc).timestamp()
+    # w0: idle 1 s, busy 1-3 and 4-8, idle 3-4 between; w1: busy 0-6, then the tail 6-10; w2 got nothing.
+    results = [_result("w0", 1.0, 3.0), _result("w0", 4.0, 8.0), _result("w1", 0.0, 6.0)]
+    shares = farm_throughput.time_shares(results, 3, t0, t0 + 10.0)
+    assert shares == pytest.approx({"busy": 12 / 30, "between": 1 / 30, "before": (1 + 10) / 30,
+                                    "after": (2 + 4) / 30})
+    assert sum(shares.values()) == pytest.approx(1.0)
+
+
+def test_the_realistic_mix_covers_every_family_with_good_wrong_and_crashing_answers():
+    import farm_mix
+    from jobs.demo_report import Expectation
+    from kgym.tasks import operations
+
+    tasks = farm_mix.mix_tasks("realistic", "tiny")
+    assert {t.task_id for t in tasks} >= {"relu-v1", "matmul-v1", "conv2d_3x3-v1", "kernelbook-v1"}
+    assert len(tasks) == len({op.family for op in operations().values()})
+    per_round = len(tasks) + sum(bool(t.wrong) for t in tasks) + farm_mix.CRASHES_PER_ROUND
+    requests, expect = farm_mix.mix_requests("realistic", tasks, per_round + 5, "t", {})
+    assert len(requests) == per_round + 5 == len({r.evaluation_id for r in requests}) == len(expect)
+    first = [expect[r.evaluation_id] for r in requests[:per_round]]
+    assert sum(e.kind == "solution" for e in first) == len(tasks)
+    assert sum(e.kind == "wrong" for e in first) == sum(bool(t.wrong) for t in tasks)
+    assert first.count(Expectation("exploit", "huge_allocation", "crash")) == farm_mix.CRASHES_PER_ROUND
+    # shuffled (not every solution first), and the same each time
+    assert [e.kind for e in first] != sorted((e.kind for e in first), key=("solution", "wrong", "exploit").index)
+    again, _ = farm_mix.mix_requests("realistic", tasks, per_round + 5, "t", {})
+    assert [r.evaluation_id for r in again] == [r.evaluation_id for r in requests]
+
+
+def test_the_solutions_mix_is_four_short_tasks_that_should_all_pass():
+    import farm_mix
+
+    tasks = farm_mix.mix_tasks("solutions", "tiny")
+    requests, expect = farm_mix.mix_requests("solutions", tasks, 6, "t", {})
+    assert [t.task_id for t in tasks] == list(farm_mix.SOLUTION_TASKS)
+    assert [r.task["task_id"] for r in requests][:4] == list(farm_mix.SOLUTION_TASKS)
+    assert all(e.kind == "solution" for e in expect.values()) and len(expect) == 6
+    with pytest.raises(ValueError, match="mix 'mixed'"):
+        farm_mix.mix_tasks("mixed", "tiny")
