@@ -110,6 +110,15 @@ class ModelNew(nn.Module):
         return out
 '''
 
+HOST_OOM = HEADER + '''
+class ModelNew(nn.Module):
+    def forward(self, x):
+        hog = torch.empty(24 * 2**30, dtype=torch.uint8).fill_(1)  # host memory, touched
+        out = torch.empty_like(x)
+        relu_kernel[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+        return out
+'''
+
 ZERO_GRID = HEADER + '''
 class ModelNew(nn.Module):
     def forward(self, x):
@@ -197,6 +206,20 @@ def test_memory_cap_turns_a_huge_allocation_into_a_crash(gpu_verifier):
     v = gpu_verifier.verify(BIG_RELU, OOM, memory_limit_gb=16)
     assert v.error is None and v.gate == "crash", (v.gate, v.reason)
     assert "memory" in v.reason.lower()
+
+
+def test_the_memory_cap_covers_the_host_too(gpu_verifier):
+    # Without a host cap, a GPU candidate could fill the host's RAM (and the other workers' with it):
+    # kgym demo's 4 TB torch.empty on the CPU passed on an H200 host before RLIMIT_DATA was set.
+    from jobs.demo import ANSWERS
+
+    v = gpu_verifier.verify(BIG_RELU, HOST_OOM, memory_limit_gb=16)
+    assert v.error is None and v.gate == "crash", (v.gate, v.reason)
+    assert "memory" in v.reason.lower()
+    huge = gpu_verifier.verify(BIG_RELU, (ANSWERS / "huge_allocation.py").read_text())
+    assert huge.error is None and huge.gate == "crash", (huge.gate, huge.reason)
+    ok = gpu_verifier.verify(BIG_RELU, GOOD)  # the next candidate, in a fresh process, is unaffected
+    assert ok.passed, (ok.gate, ok.reason)
 
 
 def test_a_launch_that_never_reaches_the_device_fails_the_launch_gate(gpu_verifier):

@@ -162,3 +162,25 @@ def test_timing_waits_for_quiet_spares_only_for_short_tasks(tmp_path):
             path.write_text(json.dumps({**d, "median_ms": 2 * QUIET_BELOW_MS}))
         assert v.verify(ref, good + "\n# another candidate\n").timings["candidate"] is not None
         assert calls == [1]
+
+
+def test_a_data_cap_over_the_current_use_refuses_a_huge_host_allocation_and_allows_a_small_one():
+    # The host half of the memory cap on CUDA children (RLIMIT_DATA over VmData): checked here on
+    # the CPU in a process of its own, since the limit cannot be lifted again.
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, torch\n"
+        "from kgym.verify.child import _data_bytes\n"
+        "cap = _data_bytes() + 2**30\n"
+        "resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))\n"
+        "torch.ones(2**24).sum()\n"
+        "try:\n"
+        "    torch.empty(10**12)\n"
+        "except RuntimeError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "refused:" in out.stdout and "memory" in out.stdout.lower(), out.stdout

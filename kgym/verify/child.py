@@ -75,6 +75,15 @@ def _error_kind(exc: BaseException) -> str:
     return "crash"
 
 
+def _data_bytes() -> int:
+    """This process's private writable memory (VmData), what RLIMIT_DATA is counted against."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("/proc/self/status has no VmData line")
+
+
 class Child:
     def __init__(self, sock: socket.socket):
         self.sock = sock
@@ -122,6 +131,11 @@ class Child:
         if self.device.type == "cuda":
             total = torch.cuda.get_device_properties(self.device).total_memory
             torch.cuda.set_per_process_memory_fraction(min(1.0, limit_bytes / total), self.device)
+            # The host too: a 4 TB torch.empty on the CPU passed on an H200 host with no cap. CUDA
+            # reserves terabytes of address space, so RLIMIT_AS cannot be used; RLIMIT_DATA counts
+            # only private writable memory (malloc, anonymous mmap), not the driver's reservations.
+            cap = _data_bytes() + limit_bytes
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
         else:
             with open("/proc/self/statm") as f:
                 vm = int(f.read().split()[0]) * resource.getpagesize()
