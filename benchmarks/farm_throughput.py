@@ -109,6 +109,8 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
         warm_s = time.perf_counter() - t_start
         sink = (RecordSink.remote(SinkConfig(root=records, run_id=f"farm-throughput-{tag}-{int(time.time())}",
                                              job_id="farm_throughput")) if records else None)
+        if sink is not None:
+            ray.get(sink.recorded_ids.remote())  # its process started outside the timed window
         t0, t0_epoch = time.perf_counter(), time.time()
         if sink is None:
             results = _collect(pool.run(timed_requests), "timed", t0)
