@@ -14,7 +14,6 @@ Expectations are `jobs.demo_report.Expectation`s, checked by `jobs.demo_report.u
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 from jobs.demo import ANSWERS, EXPLOITS
 from jobs.demo_report import Expectation
@@ -39,7 +38,7 @@ def mix_tasks(mix: str, size: str) -> list:
     raise ValueError(f"mix {mix!r}: use one of {', '.join(MIXES)}")
 
 
-def mix_requests(mix: str, tasks: list, n: int, tag: str, verify: dict) -> tuple[list, dict[str, Expectation]]:
+def mix_requests(mix: str, tasks: list, n: int, tag: str) -> tuple[list, dict[str, Expectation]]:
     """`n` distinct requests of the mix (each source carries `tag` and its index) and what each should get."""
     from ray_cluster import EvalRequest
 
@@ -56,11 +55,11 @@ def mix_requests(mix: str, tasks: list, n: int, tag: str, verify: dict) -> tuple
             plan += one
             rounds += 1
         plan = plan[:n]
-    crash_source = (Path(ANSWERS) / f"{CRASH}.py").read_text()
+    crash_source = (ANSWERS / f"{CRASH}.py").read_text()
     requests, expect = [], {}
     for i, (task, kind) in enumerate(plan):
         source = {"solution": task.solution, "wrong": task.wrong, "exploit": crash_source}[kind]
-        req = EvalRequest.for_task(task, source + f"\n# {tag} {i}\n", label=f"{tag}:{kind}", **verify)
+        req = EvalRequest.for_task(task, source + f"\n# {tag} {i}\n", label=f"{tag}:{kind}")
         requests.append(req)
         expect[req.evaluation_id] = (Expectation("exploit", CRASH, EXPLOITS[CRASH]) if kind == "exploit"
                                      else Expectation(kind, task.task_id))

@@ -40,18 +40,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from farm_mix import MIXES, mix_tasks  # noqa: E402
+from jobs.demo import CPU_VERIFY  # noqa: E402 - the interpreter is slow: few timed runs, as in kgym demo
 from kgym.verify.sandbox import Sandbox  # noqa: E402
 
-CPU_VERIFY = {"timed_runs": 5, "warmup_runs": 1, "max_remeasure": 1}
+
+
+def _keeper(out: list, what: str, t0: float):
+    """A callback that keeps each result in `out` and prints a progress line for it to stderr."""
+    def keep(r) -> None:
+        out.append(r)
+        print(f"  {what}: {len(out)} done ({r.outcome}, verify {r.verify_s or 0:.1f} s) "
+              f"at {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    return keep
 
 
 def _collect(results, what: str, t0: float) -> list:
-    """The pool's results as they arrive, with a progress line to stderr for each."""
-    out = []
+    """The pool's results as they arrive, with a progress line for each."""
+    out: list = []
+    keep = _keeper(out, what, t0)
     for r in results:
-        out.append(r)
-        print(f"  {what}: {len(out)} done ({r.outcome}, verify {r.verify_s or 0:.1f} s) at {time.perf_counter() - t0:.1f} s",
-              file=sys.stderr, flush=True)
+        keep(r)
     return out
 
 
@@ -97,13 +105,12 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
 
     t_start = time.perf_counter()
     verify = ({} if compile_baseline else {"measure_compile": False}) if gpu else dict(CPU_VERIFY)
-    per_request = {} if gpu else dict(CPU_VERIFY)
     config = PoolConfig(workers=workers, use_gpus=gpu, max_in_flight=max_in_flight,
                         worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify=verify,
                                             quiet_mode=quiet_mode))
     tag = f"{mix}-{quiet_mode}-{spares}-{workers}"
-    warm_requests, _ = mix_requests("solutions", tasks, len(tasks) * workers, f"warm-{tag}", per_request)
-    timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}", per_request)
+    warm_requests, _ = mix_requests("solutions", tasks, len(tasks) * workers, f"warm-{tag}")
+    timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}")
     with VerifierPool(config) as pool:
         warm = _collect(pool.run(warm_requests), "warm-up", t_start)
         warm_s = time.perf_counter() - t_start
@@ -116,9 +123,7 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
             results = _collect(pool.run(timed_requests), "timed", t0)
         else:  # as the jobs do: each row to the RecordSink as it arrives, flushed to Parquet
             results = []
-            stream(pool, sink, timed_requests, on_result=lambda r: results.append(r) or print(
-                f"  timed: {len(results)} done ({r.outcome}) at {time.perf_counter() - t0:.1f} s",
-                file=sys.stderr, flush=True))
+            stream(pool, sink, timed_requests, on_result=_keeper(results, "timed", t0))
         wall, t1_epoch = time.perf_counter() - t0, time.time()
         run_path = ray.get(sink.close.remote()).run_path if sink is not None else None
         stats = pool.stats

@@ -87,7 +87,7 @@ def test_the_realistic_mix_covers_every_family_with_good_wrong_and_crashing_answ
     assert {t.task_id for t in tasks} >= {"relu-v1", "matmul-v1", "conv2d_3x3-v1", "kernelbook-v1"}
     assert len(tasks) == len({op.family for op in operations().values()})
     per_round = len(tasks) + sum(bool(t.wrong) for t in tasks) + farm_mix.CRASHES_PER_ROUND
-    requests, expect = farm_mix.mix_requests("realistic", tasks, per_round + 5, "t", {})
+    requests, expect = farm_mix.mix_requests("realistic", tasks, per_round + 5, "t")
     assert len(requests) == per_round + 5 == len({r.evaluation_id for r in requests}) == len(expect)
     first = [expect[r.evaluation_id] for r in requests[:per_round]]
     assert sum(e.kind == "solution" for e in first) == len(tasks)
@@ -95,7 +95,7 @@ def test_the_realistic_mix_covers_every_family_with_good_wrong_and_crashing_answ
     assert first.count(Expectation("exploit", "huge_allocation", "crash")) == farm_mix.CRASHES_PER_ROUND
     # shuffled (not every solution first), and the same each time
     assert [e.kind for e in first] != sorted((e.kind for e in first), key=("solution", "wrong", "exploit").index)
-    again, _ = farm_mix.mix_requests("realistic", tasks, per_round + 5, "t", {})
+    again, _ = farm_mix.mix_requests("realistic", tasks, per_round + 5, "t")
     assert [r.evaluation_id for r in again] == [r.evaluation_id for r in requests]
 
 
@@ -103,7 +103,7 @@ def test_the_solutions_mix_is_four_short_tasks_that_should_all_pass():
     import farm_mix
 
     tasks = farm_mix.mix_tasks("solutions", "tiny")
-    requests, expect = farm_mix.mix_requests("solutions", tasks, 6, "t", {})
+    requests, expect = farm_mix.mix_requests("solutions", tasks, 6, "t")
     assert [t.task_id for t in tasks] == list(farm_mix.SOLUTION_TASKS)
     assert [r.task["task_id"] for r in requests][:4] == list(farm_mix.SOLUTION_TASKS)
     assert all(e.kind == "solution" for e in expect.values()) and len(expect) == 6
