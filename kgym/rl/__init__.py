@@ -1,0 +1,27 @@
+"""kgym.rl: the RL math of the learner, on plain tensors (imports torch only: no Ray, vLLM, transformers).
+
+    batch       Sample / Turn / TrainBatch: the learner's input; how a multi-turn episode flattens
+    packing     micro-batches by token budget; padded tensors of one micro-batch
+    advantages  group-relative (R - mean) / std, zero for a degenerate group
+    tokens      log-probs and entropies from logits; masked sums (token-level normalisation)
+    kl          the k3 estimator of KL to the reference
+    cispo       the CISPO loss (bound modes 'trl' and 'verl'), CispoInputs -> LossOutput
+    entropy     the adaptive entropy-bonus controller
+    repo        REPO-style advantage shaping by token log-probability (arXiv 2603.11682)
+"""
+
+from kgym.rl.advantages import AdvantageConfig, group_advantages
+from kgym.rl.batch import Sample, TrainBatch, Turn, flatten_turns
+from kgym.rl.cispo import BoundMode, CispoConfig, CispoInputs, LossOutput, cispo_loss
+from kgym.rl.entropy import EntropyBonusConfig, EntropyController
+from kgym.rl.kl import k3_kl
+from kgym.rl.packing import PaddedBatch, collate, plan_micro_batches
+from kgym.rl.repo import LogProbShapingConfig, shape_advantages
+from kgym.rl.tokens import masked_mean, masked_sum, token_entropy, token_logprobs
+
+__all__ = [
+    "AdvantageConfig", "group_advantages", "Sample", "TrainBatch", "Turn", "flatten_turns", "BoundMode",
+    "CispoConfig", "CispoInputs", "LossOutput", "cispo_loss", "EntropyBonusConfig", "EntropyController", "k3_kl",
+    "PaddedBatch", "collate", "plan_micro_batches", "LogProbShapingConfig", "shape_advantages", "masked_mean",
+    "masked_sum", "token_entropy", "token_logprobs",
+]

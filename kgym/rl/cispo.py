@@ -1,0 +1,153 @@
+"""The CISPO loss of MiniMax-M1 (arXiv 2506.13585): token-level REINFORCE weighted by a clipped,
+stop-gradient importance ratio, plus k3 KL to a reference and an optional entropy bonus.
+
+Per loss token t of sample i, with r = exp(logp - old_logp):
+
+    w     = sg(bound(r))                                  (a number: no gradient flows through it)
+    l_t   = -w * A_{i,t} * logp_t + beta * k3(logp_t, ref_logp_t) - c_H * H_t
+    loss  = sum_t mask_t * l_t / N                        (N = loss tokens of the whole step)
+
+Gradient: -w * A * grad(logp), so unlike PPO's clip no token's gradient is ever dropped; the bound
+only caps how much an off-policy token can weigh. Fully on-policy (r = 1) CISPO is REINFORCE: the
+bound matters only under sampler/learner mismatch or policy lag.
+
+Two bound modes, named after the codebases that define them:
+  - `BoundMode.TRL` (default): w = min(r, epsilon_high), an ABSOLUTE one-sided cap, as TRL 1.16
+    `loss_type="cispo"`. MiniMax-M1 put no lower bound on the weight and tuned only the upper one;
+    this is that. `epsilon_high` must exceed 1 (ScaleRL used ~5; the default is 5.0): TRL's own
+    fallback to epsilon=0.2 caps every on-policy token at 0.2 and silently shrinks the gradient
+    five-fold, so a cap <= 1 is refused here.
+  - `BoundMode.VERL`: w = clamp(r, 1 - epsilon_low, 1 + epsilon_high), RELATIVE two-sided bounds,
+    as verl's cispo policy loss. Here epsilon_high is a distance from 1 and must be <= 1 (a value
+    above 1 is almost surely an absolute TRL-style cap given to the wrong mode).
+Where the definitions coincide (TRL mode, token-level ratios, loss tokens counted over the step,
+no entropy bonus), the loss equals TRL's to float precision (tests/rl/test_trl_parity.py).
+
+`clip_fraction` counts loss tokens whose weight the bound changed, whatever the advantage's sign
+(TRL's `cispo_clip_ratio` counts only A > 0 ones; both signs matter for CISPO's gradient).
+
+Does not cover: computing log-probs (`kgym.rl.tokens`), the entropy coefficient's schedule
+(`kgym.rl.entropy`), advantage shaping (`kgym.rl.repo`), sequence-level ratios (GSPO).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import torch
+
+from kgym.rl.kl import k3_kl
+from kgym.rl.tokens import masked_mean, masked_sum
+
+
+class BoundMode(StrEnum):
+    TRL = "trl"  # w = min(r, epsilon_high): absolute, one-sided
+    VERL = "verl"  # w = clamp(r, 1 - epsilon_low, 1 + epsilon_high): relative, two-sided
+
+
+@dataclass(frozen=True)
+class CispoConfig:
+    bound: BoundMode = BoundMode.TRL
+    epsilon_high: float = 5.0  # TRL mode: the absolute cap on r; VERL mode: the distance above 1
+    epsilon_low: float = 0.2  # VERL mode only: the distance below 1
+    beta: float = 0.08  # k3 KL weight (the study's beta)
+
+    def __post_init__(self) -> None:
+        if self.bound not in tuple(BoundMode):
+            raise ValueError(f"bound must be one of {', '.join(BoundMode)}, not {self.bound!r}")
+        object.__setattr__(self, "bound", BoundMode(self.bound))
+        if self.bound is BoundMode.TRL and not self.epsilon_high > 1.0:
+            raise ValueError(f"bound 'trl' caps the ratio at epsilon_high in absolute terms; it must be > 1 "
+                             f"(ScaleRL ~5), not {self.epsilon_high}")
+        if self.bound is BoundMode.VERL:
+            if not 0.0 < self.epsilon_low < 1.0:
+                raise ValueError(f"bound 'verl' needs 0 < epsilon_low < 1, not {self.epsilon_low}")
+            if not 0.0 < self.epsilon_high <= 1.0:
+                raise ValueError(f"bound 'verl' takes epsilon_high as a distance above 1 (0 < eps <= 1), "
+                                 f"not {self.epsilon_high}; an absolute cap is bound 'trl'")
+        if not 0.0 <= self.beta <= 10.0:
+            raise ValueError(f"beta must be in [0, 10], not {self.beta}")
+
+    @classmethod
+    def verl(cls, epsilon_low: float = 0.2, epsilon_high: float = 0.28, beta: float = 0.08) -> "CispoConfig":
+        return cls(bound=BoundMode.VERL, epsilon_low=epsilon_low, epsilon_high=epsilon_high, beta=beta)
+
+    def bound_ratio(self, ratio: torch.Tensor) -> torch.Tensor:
+        if self.bound is BoundMode.TRL:
+            return ratio.clamp(max=self.epsilon_high)
+        return ratio.clamp(1.0 - self.epsilon_low, 1.0 + self.epsilon_high)
+
+
+@dataclass(frozen=True)
+class CispoInputs:
+    """One micro-batch of completion tokens, all (B, T) unless said otherwise."""
+    logprobs: torch.Tensor  # current policy, with grad
+    old_logprobs: torch.Tensor  # behaviour policy (sampler's, or recomputed), no grad
+    advantages: torch.Tensor  # (B,) per sample or (B, T) per token (shaped)
+    loss_mask: torch.Tensor  # 1 on model tokens, 0 on tool/observation tokens and padding
+    ref_logprobs: torch.Tensor | None = None  # reference policy, no grad; needed when beta > 0
+    entropy: torch.Tensor | None = None  # per-token entropy of the current policy (with grad for a bonus)
+    num_tokens: float | None = None  # loss tokens of the whole step (the normaliser); None: this batch's
+    entropy_coef: float = 0.0  # the bonus coefficient for this step (kgym.rl.entropy)
+
+
+@dataclass(frozen=True)
+class LossOutput:
+    """`loss` is this micro-batch's share of the step loss (backward it; shares add up to the step's).
+    The `*_loss` floats are the same shares per term; the rest are means over this batch's loss
+    tokens, to be averaged over micro-batches weighted by `tokens`."""
+    loss: torch.Tensor
+    policy_loss: float
+    kl_loss: float
+    entropy_loss: float
+    kl: float  # mean k3 per loss token (0.0 when no reference was given)
+    entropy: float  # mean entropy per loss token (nan when none was given)
+    clip_fraction: float
+    ratio_mean: float
+    tokens: int
+
+
+def cispo_loss(inputs: CispoInputs, config: CispoConfig = CispoConfig()) -> LossOutput:
+    logp, mask = inputs.logprobs, inputs.loss_mask.to(inputs.logprobs.dtype)
+    if inputs.old_logprobs.shape != logp.shape or mask.shape != logp.shape:
+        raise ValueError("logprobs, old_logprobs and loss_mask must have one shape")
+    adv = inputs.advantages.to(logp.dtype)
+    if adv.dim() == 1:
+        adv = adv.unsqueeze(1)  # one advantage per sample, broadcast over its tokens
+    tokens = int(mask.sum().item())
+    n = float(inputs.num_tokens) if inputs.num_tokens is not None else float(max(tokens, 1))
+    if n <= 0:
+        raise ValueError(f"num_tokens must be > 0, not {n}")
+
+    ratio = torch.exp(logp.detach() - inputs.old_logprobs)
+    weight = config.bound_ratio(ratio)  # computed from detached logp: the stop-gradient of CISPO
+    policy_sum = masked_sum(-weight * adv * logp, mask)
+
+    kl_sum = logp.new_zeros(())
+    kl_mean = 0.0
+    if config.beta != 0.0:
+        if inputs.ref_logprobs is None:
+            raise ValueError("beta > 0 needs ref_logprobs")
+        per_token_kl = k3_kl(logp, inputs.ref_logprobs)
+        kl_sum = masked_sum(per_token_kl, mask)
+        kl_mean = masked_mean(per_token_kl.detach(), mask).item()
+    elif inputs.ref_logprobs is not None:
+        kl_mean = masked_mean(k3_kl(logp.detach(), inputs.ref_logprobs), mask).item()
+
+    ent_sum = logp.new_zeros(())
+    ent_mean = float("nan")
+    if inputs.entropy is not None:
+        ent_sum = masked_sum(inputs.entropy, mask)
+        ent_mean = masked_mean(inputs.entropy.detach(), mask).item()
+    elif inputs.entropy_coef != 0.0:
+        raise ValueError("entropy_coef != 0 needs entropy")
+
+    policy_loss = policy_sum / n
+    kl_loss = config.beta * kl_sum / n
+    entropy_loss = -inputs.entropy_coef * ent_sum / n
+    loss = policy_loss + kl_loss + entropy_loss
+    clipped = (weight != ratio).to(mask.dtype)
+    return LossOutput(loss=loss, policy_loss=policy_loss.item(), kl_loss=float(kl_loss), entropy_loss=float(entropy_loss),
+                      kl=kl_mean, entropy=ent_mean, clip_fraction=masked_mean(clipped, mask).item(),
+                      ratio_mean=masked_mean(ratio, mask).item(), tokens=tokens)

@@ -1,0 +1,43 @@
+"""Per-token log-probs and entropies from logits, and the masked token sums every loss term uses.
+
+Covers: `token_logprobs(logits, targets, temperature)` (log-softmax in float32, gathered at the
+targets: bf16 logits lose ~1e-2 in logprob, more than the drift we want to measure);
+`token_entropy(logits)`; `masked_sum` / `masked_mean`.
+
+Normalisation (why a global token count): the loss of one optimizer step is
+sum over every loss token of the step / (number of loss tokens of the step), the DAPO/TRL-"cispo"
+token-level mean. Long answers weigh in proportion to their tokens, and splitting the step into
+micro-batches does not change the gradient, because every micro-batch divides by the same global
+count and the gradients add up. Tool/observation tokens (loss mask 0) count in neither sum.
+
+Does not cover: running a model (the learner does), which positions of the logits are the
+completion's (the caller slices), sampling temperature policy (the caller passes the sampler's).
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """log softmax(logits / T)[target] per position: logits (..., V), targets (...) -> (...) float32."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, not {temperature}")
+    logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+    return logp.gather(-1, targets.long().unsqueeze(-1)).squeeze(-1)
+
+
+def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """Entropy of softmax(logits / T) per position (nats): (..., V) -> (...) float32."""
+    logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+    return -(logp.exp() * logp).sum(-1)
+
+
+def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    return (x * mask.to(x.dtype)).sum()
+
+
+def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of x over mask==1; 0.0 (not NaN) when the mask is empty."""
+    m = mask.to(x.dtype)
+    return (x * m).sum() / m.sum().clamp(min=1.0)
