@@ -1,0 +1,482 @@
+"""`Learner`: the policy being trained and one CISPO optimizer step at a time, without Ray.
+
+Holds the base model (4-bit NF4 through bitsandbytes, BF16 compute; `quantize_4bit=False` keeps it in
+`compute_dtype` for tiny CPU tests), one trainable LoRA (peft, adapter name "default"; r=8,
+alpha=16 on q/k/v/o/gate/up/down, the study's), gradient checkpointing, AdamW (lr 1e-5) on a
+linear schedule, and the step's math from `kgym.rl`. `ray_cluster.learner.LearnerActor` wraps it.
+transformers, peft and bitsandbytes are imported when a Learner is built, not at import time.
+
+The reference policy (for the KL term) is the policy before RL:
+  - after SFT (`sft_adapter` set): the SFT adapter, loaded a second time as the frozen adapter
+    "sft_reference", with the RL adapter inactive. The RL adapter itself starts as a copy of the
+    SFT adapter (its r/alpha/targets come from the SFT adapter's config, `lora` is then unused),
+    so KL is exactly 0 at RL step 0. Never the raw base: that would pull the policy back past SFT;
+  - without SFT: the base with the adapter disabled (LoRA B starts at 0: KL is 0 at step 0).
+
+Adapter weights stay float32 (peft's default upcast): an AdamW step at lr 1e-5 is far below bf16's
+resolution at the weights' scale and would round to nothing. Matmuls run in `compute_dtype`.
+
+Order of events in `step(batch)` (one optimizer step per TrainBatch):
+  1. advantages: given, or group-relative from rewards (`kgym.rl.advantages`);
+  2. micro-batches by `token_budget` (`kgym.rl.packing`);
+  3. no-grad pass: old log-probs recomputed for samples without sampler log-probs (all samples
+     with `old_logprobs="learner"`); reference log-probs when beta > 0;
+  4. grad pass per micro-batch: log-probs (+ entropy), CISPO loss divided by the step's loss-token
+     count, backward (gradients accumulate); drift between sampler and learner log-probs measured;
+  5. clip the gradient norm, AdamW step, scheduler step; a non-finite loss or gradient skips the
+     update (`StepStatus.NON_FINITE`) and leaves the policy version unchanged;
+  6. policy_version += 1, the entropy controller sees the step's entropy;
+  7. every `checkpoint_every` steps a checkpoint, written atomically (temp dir, then rename).
+
+Checkpoint layout (`step-000010/`): `adapter/` (adapter_config.json + adapter_model.safetensors:
+loads in peft and as a vLLM LoRARequest path), `trainer_state.pt` (optimizer, scheduler, RNG states,
+step, policy version, entropy controller), `meta.json` (step, version, time; for people).
+`resume(path)` restores all of it; on CPU the next step's loss is identical to the uninterrupted run's.
+
+Does not cover: sampling (the rollout actor), rewards (`kgym.reward`), pushing adapters to vLLM
+(the controller hands `adapter_dir` on), multi-GPU sharding (one learner, one device).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Iterator
+
+import torch
+
+from kgym.rl import (AdvantageConfig, CispoConfig, CispoInputs, EntropyBonusConfig, EntropyController,
+                     LogProbShapingConfig, PaddedBatch, TrainBatch, cispo_loss, collate, group_advantages,
+                     plan_micro_batches, shape_advantages, token_logprobs_and_entropy)
+
+ADAPTER = "default"  # the trainable RL adapter (peft saves "default" at the top of a directory)
+REFERENCE = "sft_reference"  # the frozen SFT adapter, the reference after SFT
+STATE_FILE = "trainer_state.pt"
+CHECKPOINT_FORMAT = 1
+LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}
+
+
+class OldLogprobs(StrEnum):
+    SAMPLER = "sampler"  # the sampler's where a sample has them, recomputed where it has none
+    LEARNER = "learner"  # always recomputed by the learner before the update (sampler's only for drift)
+
+
+class StepStatus(StrEnum):
+    OK = "ok"
+    NO_LOSS_TOKENS = "no_loss_tokens"  # nothing to train on: no update, version unchanged
+    NON_FINITE = "non_finite"  # loss or gradient not finite: update skipped, version unchanged
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    r: int = 8
+    alpha: int = 16
+    dropout: float = 0.0  # dropout would make old/new log-probs differ on-policy and resumes non-exact
+    targets: tuple[str, ...] = LORA_TARGETS
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.r <= 1024 or self.alpha <= 0:
+            raise ValueError(f"need 1 <= r <= 1024 and alpha > 0, not r={self.r}, alpha={self.alpha}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), not {self.dropout}")
+        if not self.targets:
+            raise ValueError("LoRA needs at least one target module")
+
+
+@dataclass(frozen=True)
+class LearnerConfig:
+    model_path: str  # a local Hugging Face model directory (nothing is downloaded)
+    sft_adapter: str | None = None  # a peft adapter directory: RL continues from it, it is the reference
+    quantize_4bit: bool = True  # NF4 base (QLoRA); False keeps the base in compute_dtype
+    compute_dtype: str = "bfloat16"
+    device: str = "auto"  # "auto": cuda if available, else cpu
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    cispo: CispoConfig = field(default_factory=CispoConfig)
+    advantages: AdvantageConfig = field(default_factory=AdvantageConfig)
+    entropy: EntropyBonusConfig = field(default_factory=EntropyBonusConfig)
+    shaping: LogProbShapingConfig = field(default_factory=LogProbShapingConfig)
+    old_logprobs: OldLogprobs = OldLogprobs.SAMPLER
+    temperature: float = 1.0  # the sampler's: log-probs are of softmax(logits / T)
+    lr: float = 1e-5
+    weight_decay: float = 0.0
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    adam_eps: float = 1e-8
+    total_steps: int = 300  # the linear schedule reaches 0 here (the study: 300 steps)
+    warmup_steps: int = 0
+    max_grad_norm: float = 1.0
+    token_budget: int = 16384  # padded tokens per micro-batch
+    gradient_checkpointing: bool = True
+    checkpoint_dir: str | None = None  # None: no automatic checkpoints
+    checkpoint_every: int = 10
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.compute_dtype not in DTYPES:
+            raise ValueError(f"compute_dtype must be one of {', '.join(DTYPES)}, not {self.compute_dtype!r}")
+        if self.old_logprobs not in tuple(OldLogprobs):
+            raise ValueError(f"old_logprobs must be one of {', '.join(OldLogprobs)}, not {self.old_logprobs!r}")
+        object.__setattr__(self, "old_logprobs", OldLogprobs(self.old_logprobs))
+        if not 0.0 <= self.lr <= 1e-2:
+            raise ValueError(f"lr must be in [0, 1e-2], not {self.lr}")
+        if not 0 < self.temperature <= 10:
+            raise ValueError(f"temperature must be in (0, 10], not {self.temperature}")
+        if self.total_steps < 1 or not 0 <= self.warmup_steps < self.total_steps:
+            raise ValueError("need total_steps >= 1 and 0 <= warmup_steps < total_steps")
+        if self.max_grad_norm <= 0:
+            raise ValueError(f"max_grad_norm must be > 0, not {self.max_grad_norm}")
+        if self.token_budget < 1 or self.checkpoint_every < 1:
+            raise ValueError("token_budget and checkpoint_every must be >= 1")
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    step: int  # optimizer steps done after this one
+    policy_version: int  # version of the adapter after this step (the sampler should use this next)
+    status: StepStatus
+    loss: float
+    policy_loss: float
+    kl: float  # mean k3 KL per loss token to the reference
+    entropy: float  # mean token entropy (nats) over loss tokens
+    entropy_coef: float  # the bonus coefficient applied in this step
+    clip_fraction: float  # loss tokens whose CISPO weight the bound changed
+    ratio_mean: float  # mean pi_theta / pi_old over loss tokens
+    logprob_drift: float  # mean |sampler logp - learner logp| over loss tokens of samples that had them
+    drift_tokens: int  # the tokens that mean is over (0: no sampler log-probs this step)
+    recomputed_samples: int  # samples whose old log-probs the learner computed
+    grad_norm: float  # before clipping
+    lr: float  # the learning rate this step used
+    samples: int
+    tokens: int  # prompt + completion tokens (unpadded) through forward + backward
+    loss_tokens: int
+    micro_batches: int
+    tokens_per_s: float  # tokens / step_time_s
+    step_time_s: float
+    peak_memory_bytes: int  # CUDA: max allocated during the step; CPU: the process's peak RSS
+    checkpoint: str | None = None  # the checkpoint written after this step, if any
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def linear_schedule(optimizer: torch.optim.Optimizer, warmup_steps: int, total_steps: int):
+    """lr * step/warmup during warm-up, then linear from lr to 0 at total_steps (and 0 after)."""
+    def factor(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / (warmup_steps + 1)
+        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def latest_checkpoint(root: str | Path) -> Path | None:
+    """The newest complete checkpoint under `root` (temp dirs are never complete: they are renamed last)."""
+    root = Path(root)
+    if not root.is_dir():
+        return None
+    done = sorted(p for p in root.glob("step-*") if (p / STATE_FILE).is_file() and (p / "adapter").is_dir())
+    return done[-1] if done else None
+
+
+def load_base_model(config: LearnerConfig, device: torch.device):
+    """The base model from `config.model_path`: NF4 (bitsandbytes) or plain, on `device`, cache off."""
+    from transformers import AutoModelForCausalLM, BitsAndBytesConfig
+
+    dtype = DTYPES[config.compute_dtype]
+    if config.quantize_4bit:
+        quant = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(config.model_path, quantization_config=quant, dtype=dtype,
+                                                     device_map={"": str(device)})
+    else:
+        model = AutoModelForCausalLM.from_pretrained(config.model_path, dtype=dtype).to(device)
+    model.config.use_cache = False  # training never decodes; the KV cache would only hold memory
+    return model
+
+
+class Learner:
+    def __init__(self, config: LearnerConfig) -> None:
+        from peft import LoraConfig, PeftModel, get_peft_model
+
+        self.config = config
+        self.device = resolve_device(config.device)
+        torch.manual_seed(config.seed)
+        random.seed(config.seed)
+        base = load_base_model(config, self.device)
+        if config.gradient_checkpointing:
+            # Non-reentrant checkpointing needs no input that requires grad, so the frozen (and
+            # quantised) embedding need not be touched (peft's prepare_model_for_kbit_training would
+            # upcast it and the lm_head to float32, gigabytes at 7B).
+            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if config.sft_adapter is not None:
+            self.model = PeftModel.from_pretrained(base, config.sft_adapter, adapter_name=ADAPTER, is_trainable=True)
+            self.model.load_adapter(config.sft_adapter, adapter_name=REFERENCE, is_trainable=False)
+            self.model.set_adapter(ADAPTER)  # trainable "default", frozen reference
+        else:
+            lora = config.lora
+            self.model = get_peft_model(base, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                                                         target_modules=list(lora.targets), bias="none",
+                                                         task_type="CAUSAL_LM"))
+        self.model.train()
+        self.trainable = [p for p in self.model.parameters() if p.requires_grad]
+        if not self.trainable:
+            raise RuntimeError("the model has no trainable adapter parameters")
+        self.optimizer = torch.optim.AdamW(self.trainable, lr=config.lr, betas=config.adam_betas, eps=config.adam_eps,
+                                           weight_decay=config.weight_decay)
+        self.scheduler = linear_schedule(self.optimizer, config.warmup_steps, config.total_steps)
+        self.entropy = EntropyController(config.entropy)
+        self.step_count = 0
+        self.policy_version = 0
+        self.pad_id = self._pad_id()
+
+    # ---- the policy and the reference ----------------------------------------------------------
+
+    def _pad_id(self) -> int:
+        cfg = self.model.config
+        for name in ("pad_token_id", "eos_token_id"):
+            v = getattr(cfg, name, None)
+            if isinstance(v, list):
+                v = v[0] if v else None
+            if v is not None:
+                return int(v)
+        return 0  # any id works: padded positions are masked out of attention and of every sum
+
+    @contextmanager
+    def reference(self) -> Iterator[None]:
+        """Within this block the model is the reference policy (see the module docstring)."""
+        if self.config.sft_adapter is not None:
+            self.model.set_adapter(REFERENCE, inference_mode=True)
+            try:
+                yield
+            finally:
+                self.model.set_adapter(ADAPTER)  # "default" trainable again, the reference frozen
+        else:
+            with self.model.disable_adapter():
+                yield
+
+    def _forward(self, pb: PaddedBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probs and entropies (B, C) of the completion tokens under the current model state."""
+        out = self.model(input_ids=pb.input_ids, attention_mask=pb.attention_mask, position_ids=pb.position_ids,
+                         logits_to_keep=pb.completion_width + 1, use_cache=False)
+        logits = out.logits[:, :-1, :]  # position P-1+t predicts completion token t
+        return token_logprobs_and_entropy(logits, pb.completion_ids, self.config.temperature)
+
+    @torch.no_grad()
+    def logprobs(self, batch: TrainBatch, reference: bool = False) -> list[torch.Tensor]:
+        """Per-sample completion log-probs (float32, CPU) under the policy or the reference; for tests
+        and for scoring without an update."""
+        out: list[torch.Tensor] = [torch.empty(0)] * len(batch.samples)
+        for plan in plan_micro_batches(batch.samples, self.config.token_budget):
+            pb = collate([batch.samples[i] for i in plan], self.pad_id).to(self.device)
+            if reference:
+                with self.reference():
+                    lp, _ = self._forward(pb)
+            else:
+                lp, _ = self._forward(pb)
+            for row, i in enumerate(plan):
+                out[i] = lp[row, :len(batch.samples[i].completion_ids)].cpu()
+        return out
+
+    # ---- one optimizer step --------------------------------------------------------------------
+
+    def _advantages(self, batch: TrainBatch) -> torch.Tensor:
+        if batch.has_rewards:
+            return group_advantages([s.reward for s in batch.samples], [s.group_id for s in batch.samples],
+                                    self.config.advantages)
+        return torch.tensor([s.advantage for s in batch.samples], dtype=torch.float32)
+
+    def step(self, batch: TrainBatch) -> StepMetrics:
+        cfg = self.config
+        t0 = time.perf_counter()
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+        samples = batch.samples
+        advantages = self._advantages(batch).to(self.device)
+        plans = plan_micro_batches(samples, cfg.token_budget)
+        loss_tokens = batch.loss_tokens
+        coef = self.entropy.coef_for_step()
+        lr = self.scheduler.get_last_lr()[0]
+        if loss_tokens == 0:
+            return self._metrics(StepStatus.NO_LOSS_TOKENS, t0, batch, plans, lr=lr, coef=coef)
+
+        # 3. no-grad pass: old and reference log-probs of every micro-batch, before any update.
+        padded: list[PaddedBatch] = []
+        olds: list[torch.Tensor] = []
+        refs: list[torch.Tensor | None] = []
+        recomputed = 0
+        with torch.no_grad():
+            for plan in plans:
+                pb = collate([samples[i] for i in plan], self.pad_id).to(self.device)
+                recompute = (torch.ones_like(pb.has_sampler_logprobs) if cfg.old_logprobs is OldLogprobs.LEARNER
+                             else ~pb.has_sampler_logprobs)
+                old = pb.sampler_logprobs
+                if bool(recompute.any()):
+                    lp, _ = self._forward(pb)
+                    old = torch.where(recompute.unsqueeze(1), lp, old)
+                    recomputed += int(recompute.sum())
+                ref = None
+                if cfg.cispo.beta != 0.0:
+                    with self.reference():
+                        ref, _ = self._forward(pb)
+                padded.append(pb)
+                olds.append(old)
+                refs.append(ref)
+        centre = None
+        if cfg.shaping.enabled:
+            num = sum(float((o * pb.loss_mask).sum()) for o, pb in zip(olds, padded))
+            centre = num / loss_tokens
+
+        # 4. grad pass: every micro-batch's loss is its share of the step's token mean.
+        sums = dict(loss=0.0, policy_loss=0.0, kl=0.0, entropy=0.0, clip=0.0, ratio=0.0, drift=0.0)
+        drift_tokens = 0
+        finite = True
+        for plan, pb, old, ref in zip(plans, padded, olds, refs):
+            logp, ent = self._forward(pb)
+            adv = advantages[plan]
+            if centre is not None:
+                adv = shape_advantages(adv, old, pb.loss_mask, cfg.shaping.zeta, mean_logprob=centre)
+            out = cispo_loss(CispoInputs(logprobs=logp, old_logprobs=old, advantages=adv, loss_mask=pb.loss_mask,
+                                         ref_logprobs=ref, entropy=ent if coef != 0.0 else ent.detach(),
+                                         num_tokens=float(loss_tokens), entropy_coef=coef), cfg.cispo)
+            if not torch.isfinite(out.loss):
+                finite = False
+                break
+            out.loss.backward()
+            w = out.tokens
+            sums["loss"] += out.loss.item()
+            sums["policy_loss"] += out.policy_loss
+            for key, value in (("kl", out.kl), ("entropy", out.entropy), ("clip", out.clip_fraction),
+                               ("ratio", out.ratio_mean)):
+                sums[key] += value * w
+            drift_mask = pb.loss_mask * pb.has_sampler_logprobs.unsqueeze(1).to(pb.loss_mask.dtype)
+            n_drift = int(drift_mask.sum())
+            if n_drift:
+                sums["drift"] += float(((logp.detach() - pb.sampler_logprobs).abs() * drift_mask).sum())
+                drift_tokens += n_drift
+
+        # 5. clip, step; a non-finite loss or gradient leaves the policy untouched.
+        grad_norm = float("nan")
+        if finite:
+            grad_norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, cfg.max_grad_norm))
+            finite = bool(torch.isfinite(torch.tensor(grad_norm)))
+        if not finite:
+            self.optimizer.zero_grad(set_to_none=True)
+            return self._metrics(StepStatus.NON_FINITE, t0, batch, plans, lr=lr, coef=coef, grad_norm=grad_norm,
+                                 recomputed=recomputed)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step_count += 1
+        self.policy_version += 1
+
+        # 6./7. entropy controller, checkpoint.
+        mean_entropy = sums["entropy"] / loss_tokens
+        self.entropy.update(mean_entropy)
+        ckpt = None
+        if cfg.checkpoint_dir is not None and self.step_count % cfg.checkpoint_every == 0:
+            ckpt = str(self.save_checkpoint(cfg.checkpoint_dir))
+        return self._metrics(StepStatus.OK, t0, batch, plans, lr=lr, coef=coef, grad_norm=grad_norm,
+                             recomputed=recomputed, sums=sums, drift_tokens=drift_tokens, checkpoint=ckpt)
+
+    def _metrics(self, status: StepStatus, t0: float, batch: TrainBatch, plans: list[list[int]], *, lr: float,
+                 coef: float, grad_norm: float = float("nan"), recomputed: int = 0, sums: dict | None = None,
+                 drift_tokens: int = 0, checkpoint: str | None = None) -> StepMetrics:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            peak = int(torch.cuda.max_memory_allocated(self.device))
+        else:
+            peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux reports KiB
+        dt = time.perf_counter() - t0
+        n = max(batch.loss_tokens, 1)
+        s = sums or {}
+        nan = float("nan")
+        return StepMetrics(
+            step=self.step_count, policy_version=self.policy_version, status=status,
+            loss=s.get("loss", nan), policy_loss=s.get("policy_loss", nan), kl=s["kl"] / n if s else nan,
+            entropy=s["entropy"] / n if s else nan, entropy_coef=coef, clip_fraction=s["clip"] / n if s else nan,
+            ratio_mean=s["ratio"] / n if s else nan,
+            logprob_drift=s["drift"] / drift_tokens if s and drift_tokens else nan, drift_tokens=drift_tokens,
+            recomputed_samples=recomputed, grad_norm=grad_norm, lr=lr, samples=len(batch.samples),
+            tokens=batch.tokens, loss_tokens=batch.loss_tokens, micro_batches=len(plans),
+            tokens_per_s=batch.tokens / dt if dt > 0 else nan, step_time_s=dt, peak_memory_bytes=peak,
+            checkpoint=checkpoint)
+
+    # ---- checkpoints ---------------------------------------------------------------------------
+
+    def _rng_state(self) -> dict:
+        state = {"torch": torch.get_rng_state(), "python": random.getstate()}
+        if torch.cuda.is_available():
+            state["cuda"] = torch.cuda.get_rng_state_all()
+        return state
+
+    def _set_rng_state(self, state: dict) -> None:
+        torch.set_rng_state(state["torch"])
+        random.setstate(state["python"])
+        if "cuda" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda"])
+
+    def save_checkpoint(self, root: str | Path) -> Path:
+        """Write `root/step-NNNNNN/` atomically and return it: everything goes into a temp dir in the
+        same directory, renamed into place last, so a crash leaves either no checkpoint or a whole one."""
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        final = root / f"step-{self.step_count:06d}"
+        tmp = root / f".tmp-{final.name}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        self.model.save_pretrained(str(tmp / "adapter"), selected_adapters=[ADAPTER], safe_serialization=True)
+        state = {"format": CHECKPOINT_FORMAT, "step": self.step_count, "policy_version": self.policy_version,
+                 "optimizer": self.optimizer.state_dict(), "scheduler": self.scheduler.state_dict(),
+                 "entropy": self.entropy.state_dict(), "rng": self._rng_state()}
+        torch.save(state, tmp / STATE_FILE)
+        (tmp / "meta.json").write_text(json.dumps({"step": self.step_count, "policy_version": self.policy_version,
+                                                   "model_path": self.config.model_path,
+                                                   "sft_adapter": self.config.sft_adapter,
+                                                   "written_at": time.time()}, indent=1))
+        if final.exists():  # the same step written again (a resumed run): replace it whole
+            old = root / f".old-{final.name}-{os.getpid()}"
+            os.rename(final, old)
+            os.rename(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, final)
+        return final
+
+    def resume(self, checkpoint: str | Path) -> None:
+        """Restore adapter weights, optimizer, scheduler, RNG states, step and version from a checkpoint."""
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        path = Path(checkpoint)
+        state = torch.load(path / STATE_FILE, map_location="cpu", weights_only=False)
+        if state.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"{path}: checkpoint format {state.get('format')!r}, expected {CHECKPOINT_FORMAT}")
+        weights = load_file(str(path / "adapter" / "adapter_model.safetensors"), device=str(self.device))
+        result = set_peft_model_state_dict(self.model, weights, adapter_name=ADAPTER)
+        missing = [k for k in getattr(result, "unexpected_keys", []) if "lora_" in k]
+        if missing:
+            raise ValueError(f"{path}: adapter keys the model does not have: {missing[:3]}")
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.entropy.load_state_dict(state["entropy"])
+        self.step_count = int(state["step"])
+        self.policy_version = int(state["policy_version"])
+        self._set_rng_state(state["rng"])
+
+    def adapter_state(self) -> dict[str, torch.Tensor]:
+        """The trainable adapter's weights (CPU copies), e.g. to compare two learners."""
+        from peft import get_peft_model_state_dict
+
+        return {k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(self.model, adapter_name=ADAPTER).items()}
