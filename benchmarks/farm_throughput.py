@@ -67,9 +67,8 @@ def _spans(results) -> dict[str, list[tuple[float, float]]]:
     """Per worker, (start, finish) of each verification in epoch seconds (the workers' clocks), in start order."""
     by_worker: dict[str, list] = {}
     for r in results:
-        if r.worker_id is not None and r.record.get("started_at") and r.record.get("finished_at"):
-            by_worker.setdefault(r.worker_id, []).append((r.record["started_at"].timestamp(),
-                                                          r.record["finished_at"].timestamp()))
+        if r.worker_id is not None and r.started_at and r.finished_at:
+            by_worker.setdefault(r.worker_id, []).append((r.started_at, r.finished_at))
     return {w: sorted(spans) for w, spans in by_worker.items()}
 
 

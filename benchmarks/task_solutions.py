@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 
+from kgym.reward import reward  # noqa: E402
 from kgym.tasks import make, operations  # noqa: E402
 from kgym.verify import Verifier, VerifyConfig  # noqa: E402
 
@@ -70,7 +71,7 @@ def main() -> None:
                        "error": (v.error or "")[-300:], "verify_s": round(wall, 2),
                        "candidate_ms": _ms(v, "candidate"), "eager_ms": _ms(v, "eager"),
                        "compile_ms": _ms(v, "compile"), "speedup_eager": v.speedup_eager,
-                       "speedup_compile": v.speedup_compile, "reward": round(v.reward, 4),
+                       "speedup_compile": v.speedup_compile, "reward": round(reward(v), 4),
                        "notes": v.notes[:3]}
                 if task.wrong is not None and not args.no_wrong:
                     w = verifier.verify(task.reference, task.wrong, **task.verify_options())

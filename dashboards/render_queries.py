@@ -232,7 +232,7 @@ def demo_items():
     sys.path.insert(0, str(HERE.parent / "tests" / "fixtures"))
     from paths import fixture_path
 
-    from kgym.records import RunItem
+    from kgym.contract import EvalRequest
 
     items = []
     plan = {"relu": ("good", "good", "wrong"), "softmax": ("good", "wrong", "wrong"),
@@ -245,10 +245,10 @@ def demo_items():
                 seed = 10 * round_ + k
                 task = {"task_id": f"{family}-v1", "family": family, "operation": family, "stage": stage,
                         "seed": seed, "size": "tiny", "dtype": "float32", "shapes": {}, "answer_mode": "triton"}
-                items.append(RunItem(task, ref, fixture_path(family, kind).read_text(), seed=seed))
+                items.append(EvalRequest(task, ref, fixture_path(family, kind).read_text(), seed=seed))
             if round_ == 1:
-                items.append(RunItem({"task_id": f"{family}-v1", "family": family, "stage": "full", "seed": 99},
-                                     ref, "import os\nclass ModelNew:\n    pass\n", seed=99))
+                items.append(EvalRequest({"task_id": f"{family}-v1", "family": family, "stage": "full", "seed": 99},
+                                         ref, "import os\nclass ModelNew:\n    pass\n", seed=99))
     return items
 
 

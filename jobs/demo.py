@@ -61,7 +61,7 @@ def build_requests(task_actor, families: list[str], config: DemoConfig, size: st
     import ray
 
     from kgym.tasks import make
-    from ray_cluster.work import EvalRequest
+    from kgym.contract import EvalRequest
 
     requests, expect, skipped = [], {}, []
     drawn = [task_actor.sample_family.remote(f, config.per_family) for f in families]
@@ -135,7 +135,7 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
             def on_result(r) -> None:
                 results.append(r)
                 task_actor.record.remote(r.request.task["task_id"], r.request.task["stage"], r.outcome == "passed")
-                g = r.record["gate"] or ("error" if r.outcome == "error" else "passed")
+                g = r.verdict.gate or ("error" if r.outcome == "error" else "passed")
                 progress.update(bar, advance=1, description=f"{r.request.task['family']:<13} {r.request.label:<22} {g}")
 
             report = stream(pool, sink, requests, on_result=on_result)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 from rich.table import Table
 
 if TYPE_CHECKING:  # importing ray_cluster imports Ray: `kgym --help` must not pay for it
-    from ray_cluster.work import EvalResult
+    from kgym.contract import EvalResult
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Expectation:
 def gate_of(r: EvalResult) -> str:
     if r.outcome == "error":
         return "error"
-    return r.record["gate"] or "passed"
+    return r.verdict.gate or "passed"
 
 
 def unmet(results: Sequence[EvalResult], expectations: dict[str, Expectation]) -> list[str]:
@@ -39,7 +39,7 @@ def unmet(results: Sequence[EvalResult], expectations: dict[str, Expectation]) -
         if g == "error":
             bad.append(f"{e.kind} {e.name}: the farm failed ({r.farm_error})")
         elif e.kind == "solution" and g != "passed":
-            bad.append(f"reference solution of {e.name} failed at {g}: {str(r.record['reason'])[:200]}")
+            bad.append(f"reference solution of {e.name} failed at {g}: {str(r.verdict.reason)[:200]}")
         elif e.kind != "solution" and g == "passed":
             bad.append(f"{e.kind} answer {e.name} passed")
         elif e.kind == "exploit" and e.expected_gate and g != e.expected_gate:
@@ -55,13 +55,13 @@ def family_table(results: Sequence[EvalResult], expectations: dict[str, Expectat
     by_family: dict[str, list[EvalResult]] = collections.defaultdict(list)
     for r in results:
         if expectations[r.evaluation_id].kind != "exploit":
-            by_family[str(r.record["family"])].append(r)
+            by_family[str(r.request.task["family"])].append(r)
     for family in sorted(by_family):
         rs = by_family[family]
         gates = collections.Counter(gate_of(r) for r in rs)
         verdicts = [r for r in rs if r.outcome != "error"]
         rate = sum(r.outcome == "passed" for r in verdicts) / len(verdicts) if verdicts else 0.0
-        tasks = ", ".join(sorted({f"{r.record['task_id']} ({r.record['stage']})" for r in rs}))
+        tasks = ", ".join(sorted({f"{r.request.task['task_id']} ({r.request.task.get('stage')})" for r in rs}))
         ok = not unmet(rs, expectations)
         t.add_row(family, tasks, str(len(rs)), f"{rate:.2f}", ", ".join(f"{g} {n}" for g, n in sorted(gates.items())),
                   "yes" if ok else "[red]NO[/]")

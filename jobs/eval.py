@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from kgym.kernelbench import Checkout, KernelBenchError, read_generations, results_from_records, score
 from kgym.kernelbench.multisample import multi_sample
-from kgym.kernelbench.plan import HYBRID_LEVELS, EvalItem, make_plan
+from kgym.kernelbench.plan import HYBRID_LEVELS, make_plan
 
 
 @dataclass(frozen=True)
@@ -55,13 +55,6 @@ class EvalJobResult:
     verified: int
     unanswered: int
     farm_errors: int
-
-
-def to_request(item: EvalItem):
-    from ray_cluster.work import EvalRequest
-
-    return EvalRequest(task=dict(item.task), reference=item.reference, candidate=item.candidate, seed=item.seed,
-                       overrides=dict(item.overrides), label=item.label)
 
 
 def score_run(run_path: str | Path) -> dict[str, Any]:
@@ -97,7 +90,7 @@ def run_eval_job(config: EvalJobConfig, log: Callable[[str], None] = print) -> E
 
     plan = make_plan(Checkout(config.kernelbench), read_generations(config.generations),
                      hybrid_levels=config.hybrid_levels, verify=config.verify)
-    requests = [to_request(i) for i in plan.items]
+    requests = list(plan.items)
     started = connect(RaySettings(address=config.ray_address, num_cpus=config.ray_num_cpus))
     pool = None
     try:
@@ -113,10 +106,10 @@ def run_eval_job(config: EvalJobConfig, log: Callable[[str], None] = print) -> E
 
         def on_result(r) -> None:
             done[0] += 1
-            rec = r.record
-            log(f"[{done[0]}/{len(requests)}] {r.request.label} {r.outcome} gate={rec['gate'] or '-'} "
-                f"eager x{rec['speedup_eager'] or 0:.2f} compile x{rec['speedup_compile'] or 0:.2f} "
-                f"verify {rec['verify_seconds'] or 0:.1f} s")
+            v = r.verdict
+            log(f"[{done[0]}/{len(requests)}] {r.request.label} {r.outcome} gate={v.gate or '-'} "
+                f"eager x{v.speedup_eager or 0:.2f} compile x{v.speedup_compile or 0:.2f} "
+                f"verify {v.stages_s.get('total') or 0:.1f} s")
 
         report = stream(pool, sink, requests, on_result=on_result)
         summary = ray.get(sink.close.remote())

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
-from ray_cluster.work import EvalRequest
+from kgym.contract import EvalRequest
 
 KNOWN_KEYS = {"task_id", "seed", "stage", "size", "reference_path", "reference", "hybrid", "candidate",
               "candidate_path", "label"}

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import ray
 
 from ray_cluster.pool import PoolStats, VerifierPool
-from ray_cluster.work import EvalRequest, EvalResult
+from kgym.contract import EvalRequest, EvalResult, Outcome
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,8 @@ def stream(pool: VerifierPool, sink: Any, requests: Sequence[EvalRequest], *,
     last_flush = time.monotonic()
     for result in pool.run(requests, skip=recorded):
         results += 1
-        farm_errors += result.outcome == "error"
-        writes.append(sink.write.remote([result.record]))
+        farm_errors += result.outcome == Outcome.ERROR
+        writes.append(sink.write_results.remote([result]))
         sink.set_queue_depth.remote(todo - results)
         sink.set_workers.remote(pool.worker_states())
         if on_result is not None:

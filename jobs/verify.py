@@ -54,7 +54,7 @@ def run_verify_job(config: VerifyJobConfig, log: Callable[[str], None] = print) 
 
         def on_result(r) -> None:
             done[0] += 1
-            gate = r.record["gate"] or "-"
+            gate = r.verdict.gate or "-"
             log(f"[{done[0]}] {r.request.task['task_id']} {r.request.label or ''} {r.outcome} gate={gate} "
                 f"worker={r.worker_id} attempts={r.attempts} id={r.evaluation_id}")
 

@@ -53,8 +53,11 @@ def _fmt_ms(t) -> str:
     return f"{t.median_ms:.4f} ms ±{t.spread_ms:.4f} ({t.clock}, {t.runs} runs{cached}){mark}"
 
 
-def format_report(v, title: str) -> str:
-    from kgym.verify.verdict import GATES
+def format_report(v, title: str, reward_config=None) -> str:
+    from kgym.contract import GATES
+    from kgym.reward import RewardConfig, reward
+
+    reward_config = reward_config or RewardConfig()
 
     lines = [f"kgym verify: {title}  [device {v.device}{', hybrid' if v.hybrid else ''}]"]
     if v.error:
@@ -97,7 +100,7 @@ def format_report(v, title: str) -> str:
         sc = f"{v.speedup_compile:.3f}x" if v.speedup_compile is not None else "-"
         lines.append(f"  speedup      vs eager {se}, vs torch.compile {sc}{'  FLAGGED (>10x)' if v.flagged else ''}")
     lines.append(f"  passed       {v.passed}")
-    lines.append(f"  reward       {v.reward:.4f} (speed baseline: {v.baseline})")
+    lines.append(f"  reward       {reward(v, reward_config):.4f} (speed baseline: {reward_config.baseline})")
     for note in v.notes:
         lines.append(f"  note: {note}")
     return "\n".join(lines)
@@ -105,7 +108,7 @@ def format_report(v, title: str) -> str:
 
 def _reached(v) -> int:
     """How many gates had passed when the process hung or died."""
-    from kgym.verify.verdict import GATES
+    from kgym.contract import GATES
 
     if v.cases:
         return GATES.index("correctness")
@@ -129,8 +132,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     ref = _read(args.reference, "reference")
     cand = _read(args.candidate, "candidate")
     try:
-        config = VerifyConfig(device=args.device, hybrid=args.hybrid, baseline=args.baseline, seed=args.seed,
-                              timed_runs=args.runs, timeout_s=args.timeout)
+        # The compile baseline is measured on a GPU anyway; on the CPU only when the reward needs it.
+        measure_compile = True if args.baseline in ("compile", "joint") else None
+        config = VerifyConfig(device=args.device, hybrid=args.hybrid, seed=args.seed, timed_runs=args.runs,
+                              timeout_s=args.timeout, measure_compile=measure_compile)
         config.resolved_device()
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -149,10 +154,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def _print_verdict(args: argparse.Namespace, verdict) -> None:
+    from kgym.reward import RewardConfig, reward
+
+    cfg = RewardConfig(baseline=args.baseline)
     if args.json:
-        print(verdict.to_json(), flush=True)
+        print(json.dumps({**verdict.to_dict(), "reward": reward(verdict, cfg), "baseline": str(cfg.baseline)}),
+              flush=True)
     else:
-        print(format_report(verdict, f"{args.candidate} against {args.reference}"), flush=True)
+        print(format_report(verdict, f"{args.candidate} against {args.reference}", cfg), flush=True)
 
 
 def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: str, cand_source: str):
@@ -160,7 +169,8 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
     import time
 
     from kgym.metrics import Metrics, start_exporter
-    from kgym.records import RecordWriter, RunItem, custom_task, verify_items
+    from kgym.contract import EvalRequest
+    from kgym.records import RecordWriter, custom_task, verify_items
     from kgym.verify import Verifier
 
     task = custom_task(args.reference, ref_source, args.seed, hybrid=args.hybrid)
@@ -174,7 +184,7 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
             run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
             writer = RecordWriter(args.out, run_id=run_id, job_id=args.job_id)
         with Verifier(config, spares=0) as verifier:
-            [done] = verify_items([RunItem(task, reference, cand_source, seed=args.seed)], verifier,
+            [done] = verify_items([EvalRequest(task, ref_source, cand_source, seed=args.seed)], verifier,
                                   writer=writer, metrics=metrics)
         if writer is not None:
             writer.close()

@@ -61,7 +61,7 @@ class Metrics:
         """Create a family's series at 0 before its first evaluation. A series that first appears at
         1 hides that increment from rate() and increase(); declaring the families a run will see
         makes every evaluation count on the dashboard."""
-        from kgym.verify.verdict import FAILURE_KINDS  # here: importing metrics should not import torch
+        from kgym.contract import FAILURE_KINDS  # here: importing metrics should not import torch
 
         stage = stage or "none"
         combos = [("none", "passed"), ("none", "error")] + [(g, "failed") for g in FAILURE_KINDS]

@@ -21,14 +21,14 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from kgym.verify.verdict import HARD_GATES, Verdict
+from kgym.contract import Baseline, Verdict
 
-BASELINES = ("eager", "compile", "joint")
+BASELINES = tuple(Baseline)
 
 
 @dataclass(frozen=True)
 class RewardConfig:
-    baseline: str = "eager"
+    baseline: Baseline = Baseline.EAGER
     correctness_weight: float = 0.5
     speed_weight: float = 0.5
     speed_floor: float = 0.75  # speedup with zero speed credit
@@ -40,7 +40,8 @@ class RewardConfig:
 
     def __post_init__(self) -> None:
         if self.baseline not in BASELINES:
-            raise ValueError(f"baseline must be one of {BASELINES}, not {self.baseline!r}")
+            raise ValueError(f"baseline must be one of {', '.join(BASELINES)}, not {self.baseline!r}")
+        object.__setattr__(self, "baseline", Baseline(self.baseline))
         if not 0 < self.speed_floor < self.speed_cap:
             raise ValueError("need 0 < speed_floor < speed_cap")
 
@@ -66,7 +67,7 @@ def churn_penalty(submissions: int, cfg: RewardConfig) -> float:
 
 
 def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: int = 1) -> float:
-    if verdict.error is not None or verdict.gate in HARD_GATES:
+    if verdict.hard_failure:
         return 0.0
     c = verdict.fraction_passed
     cand = verdict.timings.get("candidate")
@@ -78,7 +79,7 @@ def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: in
 
 
 def loose_credit(verdict: Verdict, cfg: RewardConfig = RewardConfig()) -> float:
-    if verdict.error is not None or verdict.gate in HARD_GATES or not verdict.cases:
+    if verdict.hard_failure or not verdict.cases:
         return 0.0
     return cfg.loose_weight * sum(1 for c in verdict.cases if c.passed_loose) / len(verdict.cases)
 
@@ -88,7 +89,12 @@ def group_rewards(verdicts: Sequence[Verdict], cfg: RewardConfig = RewardConfig(
     """Rewards of a group of answers to one task, with loose partial credit when all of them fail."""
     subs = submissions or [1] * len(verdicts)
     base = [reward(v, cfg, n) for v, n in zip(verdicts, subs)]
-    if any(v.cases and v.fraction_passed == 1.0 and v.error is None and v.gate not in HARD_GATES
-           for v in verdicts):
+    if any(v.cases and v.fraction_passed == 1.0 and not v.hard_failure for v in verdicts):
         return base
     return [b + loose_credit(v, cfg) for b, v in zip(base, verdicts)]
+
+
+def uniform(rewards: Sequence[float], tol: float = 1e-9) -> bool:
+    """Every answer of a group scored the same (within `tol`): group-relative advantages are all zero,
+    so the group teaches nothing and the study resampled it."""
+    return bool(rewards) and max(rewards) - min(rewards) <= tol

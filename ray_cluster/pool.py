@@ -13,7 +13,7 @@ failure handling:
 - evaluation ids are de-duplicated: an id given twice, or listed in `skip`, is not run again, and
   each id is yielded at most once.
 
-Does not write records or metrics (the caller feeds a `RecordSink`) and does not create tasks.
+Does not write records or metrics (the caller feeds its results to a `RecordSink`) and does not create tasks.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, Iterable, Iterator
 import ray
 from ray.exceptions import RayActorError, RayError
 
-from ray_cluster.work import EvalRequest, EvalResult, WorkerReply
+from kgym.contract import EvalRequest, EvalResult, Verdict, WorkerReply
 from ray_cluster.worker import VerifierWorker, WorkerConfig, WorkerHealth
 
 
@@ -277,10 +277,10 @@ class VerifierPool:
                 self._requeue(call)
                 self._probe(slot)
                 return
-        self._emit(EvalResult(request=call.request, record=reply.record, worker_id=reply.worker_id,
-                                       attempts=call.attempt, verify_s=reply.verify_s,
-                                       latency_s=now - call.submitted,
-                                       farm_error=None if reply.farm_error is None else "; ".join(call.errors)))
+        self._emit(EvalResult(request=call.request, verdict=reply.verdict, worker=reply.worker,
+                              attempts=call.attempt, verify_s=reply.verify_s, latency_s=now - call.submitted,
+                              started_at=reply.started_at, finished_at=reply.finished_at,
+                              farm_error=None if reply.farm_error is None else "; ".join(call.errors)))
         if reply.farm_error is not None:
             self.stats.gave_up += 1
             self._probe(slot)
@@ -350,11 +350,7 @@ class VerifierPool:
 
 def give_up_result(request: EvalRequest, attempts: int, errors: list[str], latency_s: float) -> EvalResult:
     """The one row of an evaluation the farm could not complete: outcome "error", never a verdict."""
-    from kgym.records.record import make_record
-    from kgym.verify.verdict import Verdict
-
     why = "; ".join(errors) or "the farm failed"
     verdict = Verdict(error=f"farm gave up after {attempts} attempt(s): {why}"[:8000])
-    row = make_record(task=request.task, candidate_source=request.candidate, verdict=verdict, seed=request.seed)
-    return EvalResult(request=request, record=row, worker_id=None, attempts=attempts, verify_s=None,
+    return EvalResult(request=request, verdict=verdict, worker=None, attempts=attempts, verify_s=None,
                       latency_s=latency_s, farm_error=why)

@@ -1,6 +1,7 @@
 """`RecordSink`: the Ray actor that owns a run's Parquet writer and its Prometheus metrics.
 
-Covers taking record rows as verdicts arrive (`write`), de-duplicating them by evaluation id against
+Covers taking farm results (`write_results`, scored under the sink's `RewardConfig`) or ready
+rows (`write`) as verdicts arrive, de-duplicating them by evaluation id against
 what the run already holds on disk (so a resumed or retried job never adds a second verdict for an
 id), updating `kgym.metrics.Metrics` from each row, serving them over HTTP (`start_exporter`) and
 advertising the exporter in a Prometheus file_sd target file. A row with outcome "error" (kgym's
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import ray
+
+from kgym.reward import RewardConfig
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class SinkConfig:
     metrics_port: int | None = None  # None: no exporter; 0: any free port
     metrics_addr: str = "0.0.0.0"
     targets_file: str | None = None  # file_sd target file to write once the exporter listens
+    reward: RewardConfig = field(default_factory=RewardConfig)  # how farm results are scored into rows
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,13 @@ class RecordSink:
     def declare(self, families: Iterable[tuple[str, str | None]]) -> None:
         for family, stage in families:
             self.metrics.declare(family, stage)
+
+    def write_results(self, results: list[Any]) -> int:
+        """Store farm results (`kgym.contract.EvalResult`) as rows, scored under the sink's reward
+        config; returns how many were new."""
+        from kgym.records.record import record_of
+
+        return self.write([record_of(r, self.config.reward) for r in results])
 
     def write(self, rows: list[Mapping[str, Any]]) -> int:
         """Store rows; returns how many were new (the rest duplicated a recorded id)."""

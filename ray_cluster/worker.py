@@ -3,8 +3,8 @@
 One worker per GPU (`num_gpus=1`: Ray sets CUDA_VISIBLE_DEVICES, so the worker's device is always
 `cuda:0` inside it), or one per CPU slot where the cluster has no GPU. The worker owns a
 `kgym.verify.Verifier`: the sandbox of warm candidate processes, the baseline cache and the secret the
-hidden cases are drawn from. `verify()` turns a request into a record row; everything a candidate
-does is a verdict there, and only a failure of kgym itself leaves `error` set in the row.
+hidden cases are drawn from. `verify()` turns a request into a `WorkerReply` (the verdict, who verified it, when);
+everything a candidate does is a verdict there, and only a failure of kgym itself sets its `error`.
 `health()` runs in its own concurrency group, so it answers while a verification is running: it
 checks that the device still computes right and that the sandbox is usable. Does not schedule,
 retry or replace anything (`pool.py`), and does not write records (`sink.py`).
@@ -20,7 +20,7 @@ from typing import Any
 import ray
 
 from kgym.verify.sandbox import Sandbox
-from ray_cluster.work import EvalRequest, WorkerReply
+from kgym.contract import EvalRequest, WorkerReply
 
 _PROBE_N = 4099  # an awkward length: a device that drops a tail or a tile gets the sum wrong
 # Spares kept ahead when WorkerConfig.spares is None. On a GPU each verification of a microsecond task
@@ -69,7 +69,7 @@ class VerifierWorker:
     def __init__(self, worker_id: str, config: WorkerConfig = WorkerConfig()):
         import torch  # noqa: F401 - the actor pays the import, not the first verification
 
-        from kgym.records.worker import WorkerInfo
+        from kgym.contract import WorkerInfo
         from kgym.verify import Verifier, VerifyConfig
 
         self.worker_id = worker_id
@@ -91,8 +91,6 @@ class VerifierWorker:
         return self._probe()
 
     def verify(self, request: EvalRequest) -> WorkerReply:
-        from kgym.records.record import make_record
-
         t0 = time.perf_counter()
         self._busy_since = time.monotonic()
         started = time.time()
@@ -102,12 +100,10 @@ class VerifierWorker:
         finally:
             self._busy_since = None
         verify_s = time.perf_counter() - t0
-        row = make_record(task=request.task, candidate_source=request.candidate, verdict=verdict, worker=self.info,
-                          seed=request.seed, started_at=started, finished_at=time.time())
         self.evaluations += 1
         self.consecutive_errors = self.consecutive_errors + 1 if verdict.error is not None else 0
-        return WorkerReply(evaluation_id=request.evaluation_id, record=row, worker_id=self.worker_id,
-                           verify_s=verify_s, actor_s=time.perf_counter() - t0)
+        return WorkerReply(evaluation_id=request.evaluation_id, verdict=verdict, worker=self.info,
+                           verify_s=verify_s, started_at=started, finished_at=time.time())
 
     @ray.method(concurrency_group="health")
     def health(self) -> WorkerHealth:

@@ -3,6 +3,7 @@
 import pytest
 
 from paths import fixture_source
+from kgym.reward import reward
 
 OPS = ["relu", "softmax", "layernorm", "matmul"]
 
@@ -16,7 +17,7 @@ def test_known_good_kernel_passes_every_gate(verifier, op):
     assert [c.name for c in v.cases] == ["nominal", "x3", "x0.01", "negated", "abs"]
     assert {c.order for c in v.cases} == {"candidate_first", "reference_first"}
     assert v.timings["candidate"].clock == "host" and v.timings["eager"] is not None
-    assert v.speedup_eager is not None and 0 < v.reward <= 1
+    assert v.speedup_eager is not None and 0 < reward(v) <= 1
     assert any("CPU speed is not a verdict" in n for n in v.notes)
 
 
@@ -26,7 +27,7 @@ def test_known_wrong_kernel_fails_correctness(verifier, op):
     assert v.error is None, v.error
     assert not v.passed and v.gate == "correctness", (v.gate, v.reason)
     assert v.cases_passed < 5 and "hidden cases failed" in v.reason
-    assert v.reward == pytest.approx(0.5 * v.cases_passed / 5)
+    assert reward(v) == pytest.approx(0.5 * v.cases_passed / 5)
 
 
 def test_hybrid_answer_passes_only_with_hybrid_allowance(verifier):
@@ -107,14 +108,14 @@ class ModelNew(nn.Module):
 
 def test_compile_gate(verifier, relu_reference):
     v = verifier.verify(relu_reference, COMPILE_ERROR)
-    assert v.gate == "compile" and v.reward == 0.0 and "no_such_function" in v.reason, v.reason
+    assert v.gate == "compile" and reward(v) == 0.0 and "no_such_function" in v.reason, v.reason
     v = verifier.verify(relu_reference, IMPORT_ERROR)
     assert v.gate == "compile" and "cannot build" in v.reason
 
 
 def test_policy_gate_reports_line_numbers(verifier, relu_reference):
     v = verifier.verify(relu_reference, "import os\n" + fixture_source("relu", "good"))
-    assert v.gate == "policy" and "line 1" in v.reason and v.reward == 0.0
+    assert v.gate == "policy" and "line 1" in v.reason and reward(v) == 0.0
 
 
 UNSTABLE = '''
@@ -152,7 +153,7 @@ def test_unstable_timing_gets_no_speed_credit(verifier, relu_reference):
     assert v.cases_passed == 5, (v.gate, v.reason)
     assert not v.timings["candidate"].stable
     assert any("timing unstable" in n for n in v.notes)
-    assert v.reward == pytest.approx(0.5)  # correct, no speed credit
+    assert reward(v) == pytest.approx(0.5)  # correct, no speed credit
 
 
 def test_verdicts_are_reproducible_with_the_same_secret(verifier):

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from kgym.records.ids import evaluation_id
+from kgym.contract import evaluation_id
 from kgym.tasks.task import Task
-from kgym.verify.verdict import Verdict
+from kgym.contract import Verdict
 
 
 def evaluation_id_for(task: Task, source: str) -> str:

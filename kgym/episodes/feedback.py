@@ -11,7 +11,7 @@ caller's (`budget.trim_to_budget`). Does not compute rewards and never shows the
 
 from __future__ import annotations
 
-from kgym.verify.verdict import Verdict
+from kgym.contract import Verdict
 
 
 def _first_line(text: str, limit: int = 240) -> str:

@@ -17,7 +17,7 @@ from typing import Sequence
 from kgym.episodes.result import EpisodeResult
 from kgym.reward import RewardConfig, group_rewards
 from kgym.reward import reward as base_of
-from kgym.verify.verdict import Verdict
+from kgym.contract import Verdict
 
 GROUP_SIZE = 8
 

@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgym.verify.verdict import Verdict
+from kgym.contract import Verdict
 
 MODES = ("single", "repair")
 # Why an episode ended. answered: a single-turn answer was verified; no_code / truncated: a single-turn
@@ -73,7 +73,8 @@ class EpisodeResult:
     def records(self) -> list[dict[str, Any]]:
         """One `kgym.records.make_record` row per evaluation (reward: the evaluation's own, except the
         final one, which carries the episode's reward)."""
-        from kgym.records.record import Episode, make_record
+        from kgym.contract import Episode
+        from kgym.records.record import make_record
 
         task = self.task
         rows = []

@@ -38,7 +38,7 @@ from kgym.tasks.prompts import repair_messages
 from kgym.tasks.registry import make_from_spec
 from kgym.tasks.spec import TaskSpec
 from kgym.tasks.task import Task
-from kgym.verify.verdict import Verdict
+from kgym.contract import Verdict
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """The evaluation plan: generations matched to a checkout's problems, as work for a verifier.
 
-Each generation becomes either an `EvalItem` (a task dict, the problem's source as reference, the
+Each generation becomes either a `kgym.contract.EvalRequest` (a task dict, the problem's source as reference, the
 extracted candidate, the public seed and the verifier overrides: `hybrid` for the levels that allow
 one cuBLAS/cuDNN call) or, when its answer has no closed python fence, a ready record row failing
 the compile gate (so the scores keep it in the denominator without spending a verifier on it).
-Plain data: the Ray job (`jobs/eval.py`) turns items into `EvalRequest`s, a local run into
-`kgym.records.RunItem`s. Covers matching and extraction; does not verify.
+Plain data: the Ray job (`jobs/eval.py`) sends them to the farm, a local run to one Verifier
+(`kgym.records.verify_items`). Covers matching and extraction; does not verify.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
+from kgym.contract import EvalRequest, Verdict
 from kgym.kernelbench.checkout import Checkout, KernelBenchError, Problem
 from kgym.kernelbench.generations import Generation, request_parts
 
@@ -23,18 +24,8 @@ SEED = 0
 
 
 @dataclass(frozen=True)
-class EvalItem:
-    task: Mapping[str, Any]
-    reference: str
-    candidate: str
-    seed: int = SEED
-    overrides: Mapping[str, Any] = field(default_factory=dict)
-    label: str = ""
-
-
-@dataclass(frozen=True)
 class Plan:
-    items: list[EvalItem]  # to verify
+    items: list[EvalRequest]  # to verify
     unanswered: list[dict[str, Any]]  # record rows of answers without code (gate compile)
     problems: int  # distinct (level, problem) pairs covered
 
@@ -42,7 +33,6 @@ class Plan:
 def unanswered_row(task: Mapping[str, Any], answer: str, reason: str) -> dict[str, Any]:
     """A record row for an answer that has no code to verify: it failed to compile."""
     from kgym.records.record import make_record
-    from kgym.verify.verdict import Verdict
 
     verdict = Verdict().fail("compile", f"no code to verify: {reason}")
     return make_record(task=task, candidate_source=answer, verdict=verdict, seed=SEED)
@@ -66,7 +56,7 @@ def make_plan(checkout: Checkout, generations: Sequence[Generation], *,
         task, ext = request_parts(problem, g, hybrid=hybrid)
         label = f"{g.model} L{g.level}/{g.problem_id}" + (f" s{g.sample}" if g.sample else "")
         if ext.ok and ext.code:
-            items.append(EvalItem(task=task, reference=problem.source, candidate=ext.code, seed=SEED,
+            items.append(EvalRequest(task=task, reference=problem.source, candidate=ext.code, seed=SEED,
                                   overrides={**dict(verify or {}), "hybrid": hybrid}, label=label))
         else:
             unanswered.append(unanswered_row(task, g.answer, ext.reason))

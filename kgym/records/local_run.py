@@ -14,8 +14,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from kgym.records.record import Episode, make_record
-from kgym.records.worker import WorkerInfo
+from kgym.contract import EvalRequest, WorkerInfo
+from kgym.records.record import make_record
+from kgym.reward import RewardConfig
 from kgym.records.writer import RecordWriter
 
 
@@ -27,20 +28,8 @@ class Evaluated:
     record: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class RunItem:
-    """One evaluation to run: the task spec (a plain dict), the reference and candidate sources."""
-
-    task: Mapping[str, Any]
-    reference: Any  # source text or a loaded kgym.verify.Reference
-    candidate: str
-    seed: int | None = None  # the verifier's public seed; default the task's seed
-    episode: Episode | None = None
-    overrides: Mapping[str, Any] = field(default_factory=dict)  # VerifyConfig fields for this item
-
-
-def verify_items(items: Sequence[RunItem], verifier: Any, *, writer: RecordWriter | None = None,
-                 metrics: Any = None, worker: WorkerInfo | None = None,
+def verify_items(items: Sequence[EvalRequest], verifier: Any, *, writer: RecordWriter | None = None,
+                 metrics: Any = None, worker: WorkerInfo | None = None, reward_config: RewardConfig = RewardConfig(),
                  on_record: Callable[[Evaluated], None] | None = None) -> list[Evaluated]:
     """Verify `items` in order with `verifier` (a `kgym.verify.Verifier`); returns verdicts and rows.
     `metrics` is a `kgym.metrics.Metrics` or None; `on_record` sees each result once it is stored.
@@ -53,14 +42,14 @@ def verify_items(items: Sequence[RunItem], verifier: Any, *, writer: RecordWrite
         metrics.set_queue_depth(len(items))
         metrics.set_workers({"idle": 1})
     for i, item in enumerate(items):
-        seed = int(item.seed if item.seed is not None else item.task.get("seed") or 0)
+        seed = item.seed
         if metrics is not None:
             metrics.set_queue_depth(len(items) - i - 1)
             metrics.set_workers({"busy": 1})
         started = time.time()
         verdict = verifier.verify(item.reference, item.candidate, seed=seed, **dict(item.overrides))
         row = make_record(task=item.task, candidate_source=item.candidate, verdict=verdict, worker=worker,
-                          episode=item.episode, seed=seed, started_at=started, finished_at=time.time())
+                          reward_config=reward_config, episode=item.episode, seed=seed, started_at=started, finished_at=time.time())
         if writer is not None:
             writer.write(row)
         if metrics is not None:

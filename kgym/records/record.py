@@ -1,24 +1,23 @@
-"""One evaluation as a row: `make_record(task=..., candidate_source=..., verdict=..., ...)`.
+"""One evaluation as a row: `make_record(task=..., candidate_source=..., verdict=..., ...)`, and back.
 
 Covers flattening a task spec (a plain dict, as `TaskSpec.to_dict()` gives it), a candidate, a
 `Verdict`, its reward, the worker and the episode fields into a row dict keyed by the columns of
-`schema.py`. The row is plain data (picklable, JSON-able apart from datetimes) so it can travel from
-a verifier actor to a record sink. Does not stamp run, job, write time or schema version: the writer
-that owns the run does that.
+`schema.py`, and `verdict_from_record`, which rebuilds from a stored row every field the reward
+reads, so a stored row can be scored again under another `RewardConfig`. The row is plain data
+(picklable, JSON-able apart from datetimes) so it can travel from a verifier actor to a record
+sink. Does not stamp run, job, write time or schema version: the writer that owns the run does that.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+import math
+from typing import Any, Mapping
 
-from kgym.records.ids import canonical_json, evaluation_id, source_hash
-from kgym.records.worker import WorkerInfo
-
-if TYPE_CHECKING:  # kgym.verify imports torch; reading and replaying records should not need it
-    from kgym.verify.verdict import Verdict
+from kgym.contract import (CaseResult, Episode, EvalResult, Gate, Outcome, Timing, Verdict, WorkerInfo,
+                           canonical_json, evaluation_id, source_hash)
+from kgym.reward import RewardConfig, reward as reward_of
 
 # Keys of a task spec (TaskSpec.to_dict()) that get columns of their own; only task_id and family are
 # required. Every key, these and any other (distribution, source, spec_version, ...), is part of the
@@ -28,20 +27,11 @@ TASK_KEYS = ("task_id", "family", "operation", "stage", "seed", "size", "dtype",
 WRITER_COLUMNS = ("schema_version", "run_id", "job_id", "recorded_at")
 
 
-@dataclass(frozen=True)
-class Episode:
-    """Where an evaluation sits in an RL episode: its group, its index in the group, its turn."""
-
-    group_id: str
-    sample_index: int
-    turn: int = 0
-
-
-def outcome_of(verdict: "Verdict") -> str:
+def outcome_of(verdict: Verdict) -> Outcome:
     """passed, failed (a gate, timeout or crash: the candidate's fault) or error (kgym's fault)."""
     if verdict.error is not None:
-        return "error"
-    return "passed" if verdict.passed else "failed"
+        return Outcome.ERROR
+    return Outcome.PASSED if verdict.passed else Outcome.FAILED
 
 
 def _timestamp(t: dt.datetime | float | None) -> dt.datetime | None:
@@ -52,12 +42,15 @@ def _timestamp(t: dt.datetime | float | None) -> dt.datetime | None:
     return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
 
 
-def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: "Verdict",
-                reward: float | None = None, worker: WorkerInfo | None = None, episode: Episode | None = None,
+def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verdict,
+                reward_config: RewardConfig = RewardConfig(), reward: float | None = None,
+                worker: WorkerInfo | None = None, episode: Episode | None = None,
                 seed: int | None = None, started_at: dt.datetime | float | None = None,
                 finished_at: dt.datetime | float | None = None) -> dict[str, Any]:
-    """A row for the writer. `seed` is the verifier's public seed (default: the task's seed);
-    `reward` defaults to the verdict's own; times are datetimes or POSIX seconds."""
+    """A row for the writer. `seed` is the verifier's public seed (default: the task's seed). The
+    reward is `kgym.reward.reward(verdict, reward_config)` unless `reward` gives it (an episode's
+    reward, with churn and group credit); the row's `baseline` is the config's. Times are datetimes
+    or POSIX seconds."""
     if "task_id" not in task or "family" not in task:
         raise ValueError("a task needs at least task_id and family")
     try:
@@ -88,8 +81,8 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: "Ver
         "candidate_hash": source_hash(candidate_source),
         "candidate_source": candidate_source,
         "passed": bool(verdict.passed),
-        "outcome": outcome_of(verdict),
-        "gate": verdict.gate,
+        "outcome": str(outcome_of(verdict)),
+        "gate": None if verdict.gate is None else str(verdict.gate),
         "reason": verdict.reason or None,
         "error": verdict.error,
         "cases": [{"name": c.name, "passed": c.passed, "max_abs_err": c.max_abs_err, "max_rel_err": c.max_rel_err,
@@ -112,13 +105,13 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: "Ver
         "device_launches": verdict.device_launches,
         "library_calls": int(verdict.library_calls),
         "hybrid": bool(verdict.hybrid),
-        "baseline": verdict.baseline,
+        "baseline": str(reward_config.baseline),
         "device": verdict.device,
         "verify_seconds": verdict.stages_s.get("total"),
         "stages_json": json.dumps(verdict.stages_s, sort_keys=True),
         "notes": list(verdict.notes),
         "verifier_version": verdict.verifier_version,
-        "reward": float(verdict.reward if reward is None else reward),
+        "reward": float(reward_of(verdict, reward_config) if reward is None else reward),
         "worker_id": worker.worker_id,
         "worker_host": worker.host,
         "gpu_name": worker.gpu_name,
@@ -128,6 +121,61 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: "Ver
         "sample_index": episode.sample_index if episode else None,
         "turn": episode.turn if episode else None,
     }
+
+
+def record_of(result: EvalResult, reward_config: RewardConfig = RewardConfig()) -> dict[str, Any]:
+    """The row of one farm result (`kgym.contract.EvalResult`): its verdict, worker, episode and times."""
+    req = result.request
+    return make_record(task=req.task, candidate_source=req.candidate, verdict=result.verdict,
+                       reward_config=reward_config, worker=result.worker, episode=req.episode, seed=req.seed,
+                       started_at=result.started_at, finished_at=result.finished_at)
+
+
+def _float(x: Any) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def verdict_from_record(row: Mapping[str, Any]) -> Verdict:
+    """The verdict a stored row was made from, as far as the row keeps it: outcome, gate, cases,
+    timings, speedups, flags and counters (not the per-stage notes of timings kept only in JSON).
+    `reward(verdict_from_record(row), RewardConfig(baseline=row["baseline"]))` gives the row's reward
+    back for every row written with `make_record`'s default reward."""
+    def get(key: str) -> Any:
+        v = row.get(key)
+        return None if isinstance(v, float) and math.isnan(v) else v
+
+    cases = [CaseResult(name=str(c["name"]), passed=bool(c["passed"]), max_abs_err=_float(c.get("max_abs_err")),
+                        max_rel_err=_float(c.get("max_rel_err")), passed_loose=bool(c.get("passed_loose")),
+                        order=str(c.get("order") or "reference_first"), note=str(c.get("note") or ""))
+             for c in (get("cases") if get("cases") is not None else [])]
+    clock = get("timing_clock") or "host"
+    timings: dict[str, Timing | None] = {}
+    if get("candidate_ms") is not None:
+        timings["candidate"] = Timing(median_ms=float(get("candidate_ms")),
+                                      spread_ms=float(get("candidate_spread_ms") or 0.0),
+                                      runs=int(get("candidate_runs") or 0), stable=bool(get("candidate_stable")),
+                                      clock=clock)
+    for kind in ("eager", "compile"):
+        ms = get(f"{kind}_ms")
+        timings[kind] = None if ms is None else Timing(median_ms=float(ms), spread_ms=float(get(f"{kind}_spread_ms")
+                                                                                            or 0.0),
+                                                       runs=0, stable=True, clock=clock)
+    stages = get("stages_json")
+    return Verdict(passed=bool(get("passed")), gate=None if get("gate") is None else Gate(get("gate")),
+                   reason=get("reason") or "", cases=cases, timings=timings,
+                   speedup_eager=_float(get("speedup_eager")), speedup_compile=_float(get("speedup_compile")),
+                   flagged=bool(get("flagged")), error=get("error"), device=str(get("device") or "cpu"),
+                   hybrid=bool(get("hybrid")), launches=int(get("launches") or 0),
+                   device_launches=None if get("device_launches") is None else int(get("device_launches")),
+                   library_calls=int(get("library_calls") or 0),
+                   stages_s=json.loads(stages) if stages else {}, notes=list(get("notes") or []),
+                   verifier_version=str(get("verifier_version")))
+
+
+def rescore(row: Mapping[str, Any], config: RewardConfig) -> float:
+    """A stored row's reward under `config` (a farm row's; an episode's final row also carried churn and
+    group credit, which only the episode knows)."""
+    return reward_of(verdict_from_record(row), config)
 
 
 def custom_task(reference_path: str, reference_source: str, seed: int, hybrid: bool = False) -> dict[str, Any]:

@@ -17,11 +17,12 @@ from kgym.rl.entropy import EntropyBonusConfig, EntropyController
 from kgym.rl.kl import k3_kl
 from kgym.rl.packing import PaddedBatch, collate, plan_micro_batches
 from kgym.rl.repo import LogProbShapingConfig, shape_advantages
-from kgym.rl.tokens import masked_mean, masked_sum, token_entropy, token_logprobs
+from kgym.rl.tokens import masked_mean, masked_sum, token_entropy, token_logprobs, token_logprobs_and_entropy
 
 __all__ = [
     "AdvantageConfig", "group_advantages", "Sample", "TrainBatch", "Turn", "flatten_turns", "BoundMode",
     "CispoConfig", "CispoInputs", "LossOutput", "cispo_loss", "EntropyBonusConfig", "EntropyController", "k3_kl",
     "PaddedBatch", "collate", "plan_micro_batches", "LogProbShapingConfig", "shape_advantages", "masked_mean",
     "masked_sum", "token_entropy", "token_logprobs",
+    "token_logprobs_and_entropy",
 ]

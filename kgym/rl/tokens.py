@@ -1,6 +1,6 @@
 """Per-token log-probs and entropies from logits, and the masked token sums every loss term uses.
 
-Covers: `token_logprobs(logits, targets, temperature)` (log-softmax in float32, gathered at the
+Covers: `token_logprobs(logits, targets, temperature)` and `token_logprobs_and_entropy` (log-softmax in float32, gathered at the
 targets: bf16 logits lose ~1e-2 in logprob, more than the drift we want to measure);
 `token_entropy(logits)`; `masked_sum` / `masked_mean`.
 
@@ -25,6 +25,16 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
         raise ValueError(f"temperature must be > 0, not {temperature}")
     logp = torch.log_softmax(logits.float() / temperature, dim=-1)
     return logp.gather(-1, targets.long().unsqueeze(-1)).squeeze(-1)
+
+
+def token_logprobs_and_entropy(logits: torch.Tensor, targets: torch.Tensor,
+                               temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both from one float32 log-softmax (the (B, T, V) buffer is the memory peak of a step: make one)."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0, not {temperature}")
+    logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+    chosen = logp.gather(-1, targets.long().unsqueeze(-1)).squeeze(-1)
+    return chosen, -(logp.exp() * logp).sum(-1)
 
 
 def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

@@ -8,7 +8,7 @@ See `verifier.py` for the order of the gates, `child.py` for the candidate's pro
 """
 
 from kgym.verify.reference import Reference, ReferenceError, load_reference
-from kgym.verify.verdict import GATES, CaseResult, Timing, Verdict
+from kgym.contract import GATES, CaseResult, Timing, Verdict
 from kgym.verify.verifier import Verifier, VerifyConfig, verify
 
 __all__ = ["GATES", "CaseResult", "Reference", "ReferenceError", "Timing", "Verdict", "Verifier",

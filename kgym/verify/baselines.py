@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from kgym.verify import timing
-from kgym.verify.verdict import Timing
+from kgym.contract import Timing
 
 
 def default_cache_dir() -> str:

@@ -13,12 +13,11 @@ import secrets
 import statistics
 import time
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
-from kgym import reward as reward_mod
 from kgym.verify import cases as cases_mod
 from kgym.verify import timing
 from kgym.verify.baselines import BaselineCache, measure_model
@@ -28,7 +27,7 @@ from kgym.verify.precision import exact_fp32
 from kgym.verify.reference import Reference, load_reference
 from kgym.verify.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.shared import SharedArena
-from kgym.verify.verdict import CaseResult, Timing, Verdict
+from kgym.contract import CaseResult, Timing, Verdict
 
 FLAG_SPEEDUP = 10.0
 # Tasks whose eager time is below this are timed with no spare starting on the GPU (Sandbox.quiet):
@@ -42,18 +41,16 @@ CHECKED_RUNS = 3  # timed runs whose outputs the parent verifies (the last and t
 class VerifyConfig:
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     hybrid: bool = False  # allow exactly one cuBLAS/cuDNN call in forward()
-    baseline: str = "eager"  # eager | compile | joint: what the reward's speed term compares against
     seed: int = 0  # public seed: the parameters of Model and ModelNew are drawn from it
     timed_runs: int | None = None  # default: 100 on CUDA, 10 on CPU
     warmup_runs: int | None = None  # default: 5 on CUDA, 1 on CPU
     guarded_fraction: float = 0.2  # share of extra timed runs with the dispatch guard on (not timed)
     max_remeasure: int = 2  # extra timing attempts while the variation is above the threshold
-    measure_compile: bool | None = None  # default: on CUDA always, on CPU only if the baseline needs it
+    measure_compile: bool | None = None  # default: on CUDA always, on CPU never (the interpreter's figure means nothing)
     timeout_s: float = 120.0  # per request to the candidate's process (load, one forward)
     memory_limit_gb: float | None = None  # default: 32 GB on CUDA, 8 GB on CPU
     static_policy: bool = True  # gate 1; switched off only to test the runtime tripwires alone
     profile_forwards: bool = True  # run the correctness forwards under the profiler as well
-    reward: reward_mod.RewardConfig = field(default_factory=reward_mod.RewardConfig)
 
     def resolved_device(self) -> torch.device:
         if self.device == "auto":
@@ -99,8 +96,7 @@ class Verifier:
     # ------------------------------------------------------------------------------------------
     def verify(self, reference: str | Reference, candidate: str, **overrides: Any) -> Verdict:
         cfg = replace(self.config, **overrides) if overrides else self.config
-        cfg = replace(cfg, reward=replace(cfg.reward, baseline=cfg.baseline))  # one source of truth
-        v = Verdict(device=str(self.device), hybrid=cfg.hybrid, baseline=cfg.baseline)
+        v = Verdict(device=str(self.device), hybrid=cfg.hybrid)
         t_start = time.perf_counter()
         try:
             ref = reference if isinstance(reference, Reference) else load_reference(reference)
@@ -109,7 +105,6 @@ class Verifier:
             v.error = traceback.format_exc(limit=8)
             v.passed = False
         v.stages_s["total"] = time.perf_counter() - t_start
-        v.reward = reward_mod.reward(v, cfg.reward) if v.error is None else 0.0
         return v
 
     def _run(self, ref: Reference, candidate: str, cfg: VerifyConfig, v: Verdict) -> None:
@@ -423,7 +418,7 @@ class Verifier:
         device = self.device
         want_compile = cfg.measure_compile
         if want_compile is None:
-            want_compile = device.type == "cuda" or cfg.reward.baseline in ("compile", "joint")
+            want_compile = device.type == "cuda"
         kinds = ["eager"] + (["compile"] if want_compile else [])
         for kind in kinds:
             key = self._baseline_key(ref, nominal, kind, runs, warmup)

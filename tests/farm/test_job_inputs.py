@@ -12,7 +12,7 @@ from farm_helpers import REPO, relu_task
 pytest.importorskip("ray")
 from jobs.inputs import InputError, load_requests, request_from_row  # noqa: E402
 from jobs.verify_config import ConfigError, load_config, parse_config  # noqa: E402
-from ray_cluster.work import EvalRequest  # noqa: E402
+from kgym.contract import EvalRequest  # noqa: E402
 
 
 def test_task_rows_and_reference_rows(tmp_path):

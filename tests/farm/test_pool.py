@@ -60,7 +60,7 @@ def test_killed_worker_is_replaced_and_nothing_is_lost(pool):
     assert set(by_id) == {r.evaluation_id for r in requests}
     for req in requests:
         r = by_id[req.evaluation_id]
-        assert r.outcome == ("passed" if req.label == "solution" else "failed"), (req.label, r.record["reason"])
+        assert r.outcome == ("passed" if req.label == "solution" else "failed"), (req.label, r.verdict.reason)
     assert pool.stats.replaced > replaced_before
     assert victim not in pool.worker_ids()
     assert any("died" in why for why in pool.stats.replaced_why)
@@ -74,12 +74,12 @@ def test_hostile_candidates_are_verdicts_and_leave_other_workers_alone(pool):
     replaced, retried = pool.stats.replaced, pool.stats.retried
     by_id = _by_id(list(pool.run(requests)))
     for g in good:
-        assert by_id[g.evaluation_id].outcome == "passed", by_id[g.evaluation_id].record["reason"]
+        assert by_id[g.evaluation_id].outcome == "passed", by_id[g.evaluation_id].verdict.reason
     expected = {"infinite_loop": "timeout", "huge_allocation": "crash", "torch_fallback": "isolation",
                 "exit_process": "policy"}
     for b in bad:
         r = by_id[b.evaluation_id]
-        assert (r.outcome, r.record["gate"], r.attempts) == ("failed", expected[b.label], 1), r.record["reason"]
+        assert (r.outcome, r.verdict.gate, r.attempts) == ("failed", expected[b.label], 1), r.verdict.reason
     assert pool.stats.replaced == replaced and pool.stats.retried == retried
     assert all(h.ok for h in pool.health())
 
@@ -102,5 +102,5 @@ def test_poisoned_worker_is_detected_and_recycled(pool):
         pool.stats.replaced_why
     for req in requests:  # whatever the poisoned worker broke was retried on a healthy one
         r = by_id[req.evaluation_id]
-        assert r.outcome == ("passed" if req.label == "solution" else "failed"), r.record["error"]
+        assert r.outcome == ("passed" if req.label == "solution" else "failed"), r.verdict.error
     assert all(h.ok for h in pool.health())

@@ -17,8 +17,8 @@ import farm_throughput  # noqa: E402
 
 def _result(worker: str | None, start_s: float, end_s: float):
     t0 = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
-    return SimpleNamespace(worker_id=worker, record={"started_at": t0 + dt.timedelta(seconds=start_s),
-                                                     "finished_at": t0 + dt.timedelta(seconds=end_s)})
+    return SimpleNamespace(worker_id=worker, started_at=(t0 + dt.timedelta(seconds=start_s)).timestamp(),
+                           finished_at=(t0 + dt.timedelta(seconds=end_s)).timestamp())
 
 
 def test_idle_gaps_are_taken_per_worker_between_its_own_records_in_start_order():

@@ -12,7 +12,7 @@ from kb_fake import answer, triton_affine
 from kgym.cli import main
 from kgym.kernelbench import Checkout, compare, read_generations, results_from_records, score
 from kgym.kernelbench.plan import make_plan
-from kgym.records import RecordWriter, RunItem, load, verify_items
+from kgym.records import RecordWriter, load, verify_items
 from kgym.verify import Verifier, VerifyConfig
 
 pytestmark = pytest.mark.slow
@@ -39,8 +39,7 @@ def run_dir(tmp_path_factory):
     gen_file.write_text("".join(json.dumps(g) + "\n" for g in GENERATIONS))
     plan = make_plan(ck, read_generations(gen_file), verify={"timed_runs": 2})
     assert len(plan.items) == 4 and len(plan.unanswered) == 2
-    items = [RunItem(task=i.task, reference=i.reference, candidate=i.candidate, seed=i.seed,
-                     overrides=i.overrides) for i in plan.items]
+    items = plan.items
     with RecordWriter(str(tmp / "records"), run_id="kb", job_id="eval") as w:
         for row in plan.unanswered:
             w.write(row)

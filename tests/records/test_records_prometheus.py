@@ -14,7 +14,8 @@ from records_helpers import REPO
 
 from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
 from kgym.metrics import Metrics, start_exporter, write_targets_file
-from kgym.records import RecordWriter, RunItem, verify_items
+from kgym.contract import EvalRequest
+from kgym.records import RecordWriter, verify_items
 
 
 def _render_queries():
@@ -53,10 +54,10 @@ def test_every_dashboard_query_returns_data_from_prometheus(verifier, tmp_path: 
     write_targets_file(str(tmp_path / "targets" / "kgym.json"), [f"127.0.0.1:{exporter.port}"])
     ref, good, wrong = (fixture_path("relu", k).read_text() for k in ("reference", "good", "wrong"))
     task = {"task_id": "relu-v1", "family": "relu", "operation": "relu", "stage": "full", "seed": 0}
-    items = [RunItem(dict(task, seed=s), ref, good) for s in (0, 1, 2)] + [
-        RunItem(task, ref, wrong),
-        RunItem({"task_id": "softmax-v1", "family": "softmax", "stage": "small", "seed": 0},
-                fixture_path("softmax", "reference").read_text(), "import os\nclass ModelNew:\n    pass\n")]
+    items = [EvalRequest(dict(task, seed=s), ref, good, seed=s) for s in (0, 1, 2)] + [
+        EvalRequest(task, ref, wrong, seed=0),
+        EvalRequest({"task_id": "softmax-v1", "family": "softmax", "stage": "small", "seed": 0},
+                    fixture_path("softmax", "reference").read_text(), "import os\nclass ModelNew:\n    pass\n", seed=0)]
     try:
         with rq.Prometheus(tmp_path, tmp_path / "targets", scrape_interval="1s") as prom:
             prom.wait_ready()

@@ -14,7 +14,9 @@ from records_helpers import REPO
 
 from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
 from kgym.metrics import Metrics
-from kgym.records import RecordWriter, RunItem, load, verify_items
+from kgym.contract import EvalRequest
+from kgym.records import RecordWriter, load, verify_items
+from kgym.reward import reward
 
 POLICY_REJECT = "import os\nclass ModelNew:\n    pass\n"
 
@@ -36,13 +38,13 @@ def small_run(verifier, tmp_path_factory):
     src = {(op, kind): fixture_path(op, kind).read_text() for op in ("relu", "softmax") for kind in
            ("reference", "good", "wrong")}
     items = [
-        RunItem(_task("relu", "full", 0), src["relu", "reference"], src["relu", "good"],
-                overrides={"measure_compile": True}),
-        RunItem(_task("relu", "full", 0), src["relu", "reference"], src["relu", "wrong"]),
-        RunItem(_task("softmax", "small", 1), src["softmax", "reference"], src["softmax", "good"]),
-        RunItem(_task("softmax", "small", 1), src["softmax", "reference"], src["softmax", "wrong"]),
-        RunItem(_task("softmax", "full", 2), src["softmax", "reference"], POLICY_REJECT),
-        RunItem(spec.to_dict(), real.reference, real.solution, overrides={"hybrid": real.hybrid}),
+        EvalRequest(_task("relu", "full", 0), src["relu", "reference"], src["relu", "good"], 0,
+                    overrides={"measure_compile": True}),
+        EvalRequest(_task("relu", "full", 0), src["relu", "reference"], src["relu", "wrong"], 0),
+        EvalRequest(_task("softmax", "small", 1), src["softmax", "reference"], src["softmax", "good"], 1),
+        EvalRequest(_task("softmax", "small", 1), src["softmax", "reference"], src["softmax", "wrong"], 1),
+        EvalRequest(_task("softmax", "full", 2), src["softmax", "reference"], POLICY_REJECT, 2),
+        EvalRequest(spec.to_dict(), real.reference, real.solution, spec.seed, overrides={"hybrid": real.hybrid}),
     ]
     metrics = Metrics()
     with RecordWriter(root, run_id="small", job_id="tests", flush_rows=2) as w:
@@ -63,7 +65,7 @@ def test_each_verdict_is_one_row_with_real_fields(small_run):
     assert relu["speedup_eager"] > 0 and relu["speedup_compile"] > 0 and relu["compile_ms"] > 0
     assert relu["cases_total"] == 5 and relu["timing_clock"] == "host" and relu["verify_seconds"] > 0
     assert relu["torch_version"] and relu["worker_host"] and relu["device"] == "cpu"
-    assert relu["reward"] == done[0].verdict.reward and relu["verify_seed"] == 0
+    assert relu["reward"] == reward(done[0].verdict) and relu["verify_seed"] == 0
     assert [c["name"] for c in relu["cases"]] == ["nominal", "x3", "x0.01", "negated", "abs"]
     reject = df[df["gate"] == "policy"].iloc[0]
     assert reject["cases_total"] == 0 and "os" in reject["reason"] and reject["reward"] == 0

@@ -1,9 +1,9 @@
 """Deterministic identities: the evaluation id and the candidate hash.
 
-Covers how an evaluation is named: the same task spec, candidate source, seed and verifier version
-always give the same id, on any machine and any retry, so results keyed on it never get a second
-row for one evaluation (duplicates from at-least-once delivery are resolved on read). Does not
-decide which of two rows with one id wins (`reader.py`).
+The same task spec, candidate source, seed and verifier version always give the same id, on any
+machine and any retry, so results keyed on it never get a second row for one evaluation
+(duplicates from at-least-once delivery are resolved on read). Does not decide which of two rows
+with one id wins (`kgym.records.reader`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any, Mapping
+
+from kgym.contract.version import VERIFIER_VERSION
 
 
 def source_hash(source: str) -> str:
@@ -24,13 +26,8 @@ def canonical_json(value: Any) -> str:
 
 
 def evaluation_id(task: Mapping[str, Any], candidate_source: str, seed: int,
-                  verifier_version: str | None = None) -> str:
-    """32 hex digits of sha256 over (task spec, candidate hash, seed, verifier version); the version
-    defaults to the installed verifier's VERIFIER_VERSION."""
-    if verifier_version is None:
-        from kgym.verify.verdict import VERIFIER_VERSION  # imported here: reading records needs no torch
-
-        verifier_version = VERIFIER_VERSION
+                  verifier_version: str = VERIFIER_VERSION) -> str:
+    """32 hex digits of sha256 over (task spec, candidate hash, seed, verifier version)."""
     payload = canonical_json({"task": dict(task), "candidate_sha256": source_hash(candidate_source),
                               "seed": int(seed), "verifier_version": verifier_version})
     return hashlib.sha256(payload.encode("ascii")).hexdigest()[:32]

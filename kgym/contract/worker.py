@@ -1,4 +1,4 @@
-"""Who verified: the worker fields of a record (host, GPU model, torch and Triton versions).
+"""Who verified: the worker fields of a record and a farm reply (host, GPU model, versions).
 
 Covers describing the current process as a `WorkerInfo`. Does not manage workers or their state
 (the farm does; their count by state is a metric in `kgym.metrics`).

@@ -1,7 +1,9 @@
-"""The verdict: what `kgym.verify` says about one candidate, as plain serialisable data.
+"""The verdict: what the verifier says about one candidate, as plain serialisable data.
 
-Covers the result types (gates, per-case results, timings, the verdict itself) and their JSON form.
-Does not compute anything: the gates fill these in, `kgym.reward` turns them into a number.
+Covers the result types (per-case results, timings, the verdict itself) and their dict/JSON form.
+A verdict holds no reward: `kgym.reward.reward(verdict, config)` computes one, so a stored verdict
+can be scored again under another `RewardConfig`. Does not compute anything (`kgym.verify` fills
+these in). Imports neither torch nor Ray.
 """
 
 from __future__ import annotations
@@ -11,14 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-VERIFIER_VERSION = "kgym-verify-1"
-
-# Gates in the order they are checked; `gate` in a verdict is the first one that failed.
-GATES = ("policy", "compile", "launch", "isolation", "correctness", "timing")
-# Failure kinds that are not a gate of their own: the child hung or died.
-FAILURE_KINDS = GATES + ("timeout", "crash")
-# Gates that are hard in the reward: failing one scores 0 whatever else happened.
-HARD_GATES = ("policy", "compile", "launch", "isolation", "timeout", "crash")
+from kgym.contract.names import FAILURE_KINDS, Gate
+from kgym.contract.version import VERIFIER_VERSION
 
 
 @dataclass(frozen=True)
@@ -51,18 +47,16 @@ class Verdict:
     """Everything decided about one candidate. `error` is set only for a failure of kgym itself."""
 
     passed: bool = False
-    gate: str | None = None
+    gate: Gate | None = None
     reason: str = ""
     cases: list[CaseResult] = field(default_factory=list)
     timings: dict[str, Timing | None] = field(default_factory=dict)
     speedup_eager: float | None = None
     speedup_compile: float | None = None
-    flagged: bool = False
-    reward: float = 0.0
+    flagged: bool = False  # a speedup above the verifier's suspicion threshold (see kgym.verify)
     error: str | None = None
     device: str = "cpu"
     hybrid: bool = False
-    baseline: str = "eager"
     launches: int = 0  # Triton launches counted in the first forward
     device_launches: int | None = None  # Triton kernels seen on the device by the profiler (GPU)
     library_calls: int = 0  # cuBLAS/cuDNN calls seen by the guard (hybrid tasks)
@@ -78,12 +72,17 @@ class Verdict:
     def fraction_passed(self) -> float:
         return self.cases_passed / len(self.cases) if self.cases else 0.0
 
-    def fail(self, gate: str, reason: str) -> "Verdict":
+    @property
+    def hard_failure(self) -> bool:
+        """kgym failed, or the candidate failed a hard gate: nothing of it may be scored."""
+        return self.error is not None or (self.gate is not None and Gate(self.gate).is_hard)
+
+    def fail(self, gate: Gate | str, reason: str) -> "Verdict":
         """Record the first failing gate (later failures only add to the reason)."""
         if gate not in FAILURE_KINDS:
-            raise ValueError(f"unknown gate {gate!r}")
+            raise ValueError(f"unknown gate {gate!r}: one of {', '.join(FAILURE_KINDS)}")
         if self.gate is None:
-            self.gate = gate
+            self.gate = Gate(gate)
             self.reason = reason
         elif reason and reason not in self.reason:
             self.notes.append(f"{gate}: {reason[:500]}")
@@ -92,6 +91,7 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        d["gate"] = None if self.gate is None else str(self.gate)
         d["cases_passed"] = self.cases_passed
         return d
 
@@ -100,8 +100,14 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Verdict":
+        """The inverse of `to_dict`. Keys of no field are refused (a different schema is a bug)."""
         d = dict(d)
         d.pop("cases_passed", None)
+        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"not fields of a Verdict: {', '.join(sorted(unknown))}")
         d["cases"] = [CaseResult(**c) for c in d.get("cases", [])]
         d["timings"] = {k: (Timing(**v) if v else None) for k, v in d.get("timings", {}).items()}
+        if d.get("gate") is not None:
+            d["gate"] = Gate(d["gate"])
         return cls(**d)

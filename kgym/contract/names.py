@@ -1,0 +1,85 @@
+"""The names that cross a boundary: gates, outcomes, episode modes and end reasons, speed baselines.
+
+Each is a `StrEnum`, so a member compares equal to its string (`Gate.POLICY == "policy"`) and is
+stored in Parquet, JSON and Prometheus labels as that string. Every module that needs one of these
+names imports it from here; nothing spells them again. Does not say what a gate checks
+(`kgym.verify`) or how a failure is scored (`kgym.reward`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Gate(StrEnum):
+    """Where a candidate failed. The first six are the gates in the order they are checked; TIMEOUT
+    and CRASH are failure kinds of their own (the candidate's process hung or died)."""
+
+    POLICY = "policy"
+    COMPILE = "compile"
+    LAUNCH = "launch"
+    ISOLATION = "isolation"
+    CORRECTNESS = "correctness"
+    TIMING = "timing"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+
+    @property
+    def is_hard(self) -> bool:
+        """Failing a hard gate scores 0, whatever else the verdict holds."""
+        return self in HARD_GATES
+
+
+# The checked gates in order (a report lists them so); `Verdict.gate` is the first that failed.
+GATES: tuple[Gate, ...] = (Gate.POLICY, Gate.COMPILE, Gate.LAUNCH, Gate.ISOLATION, Gate.CORRECTNESS, Gate.TIMING)
+FAILURE_KINDS: tuple[Gate, ...] = tuple(Gate)
+HARD_GATES: frozenset[Gate] = frozenset({Gate.POLICY, Gate.COMPILE, Gate.LAUNCH, Gate.ISOLATION, Gate.TIMEOUT,
+                                         Gate.CRASH})
+
+
+class Outcome(StrEnum):
+    """An evaluation's outcome: passed, failed (the candidate's fault: a gate, a timeout, a crash)
+    or error (kgym's fault: never a verdict on the kernel, retried by the farm)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+
+
+class Mode(StrEnum):
+    """How an episode runs: one answer, or a multi-turn repair episode with tools."""
+
+    SINGLE = "single"
+    REPAIR = "repair"
+
+
+class EndReason(StrEnum):
+    """Why an episode ended.
+
+    answered: a single-turn answer was verified; no_code: the answer had no usable code block;
+    truncated: the answer was cut off (by the generation limit) before its code block closed;
+    finalized: finalize(id) in repair mode; no_submission: finalize before any submission;
+    turn_limit: the turn limit ended a repair episode."""
+
+    ANSWERED = "answered"
+    NO_CODE = "no_code"
+    TRUNCATED = "truncated"
+    FINALIZED = "finalized"
+    NO_SUBMISSION = "no_submission"
+    TURN_LIMIT = "turn_limit"
+
+    def is_truncated(self) -> bool:
+        """The episode was cut by a limit, not ended by the model (Gymnasium's `truncated`)."""
+        return self in (EndReason.TRUNCATED, EndReason.TURN_LIMIT)
+
+    def is_terminated(self) -> bool:
+        """The model ended the episode itself (Gymnasium's `terminated`)."""
+        return not self.is_truncated()
+
+
+class Baseline(StrEnum):
+    """What the reward's speed term compares against. joint = min(speedup vs eager, vs compile)."""
+
+    EAGER = "eager"
+    COMPILE = "compile"
+    JOINT = "joint"
