@@ -148,6 +148,6 @@ def cispo_loss(inputs: CispoInputs, config: CispoConfig = CispoConfig()) -> Loss
     entropy_loss = -inputs.entropy_coef * ent_sum / n
     loss = policy_loss + kl_loss + entropy_loss
     clipped = (weight != ratio).to(mask.dtype)
-    return LossOutput(loss=loss, policy_loss=policy_loss.item(), kl_loss=float(kl_loss), entropy_loss=float(entropy_loss),
-                      kl=kl_mean, entropy=ent_mean, clip_fraction=masked_mean(clipped, mask).item(),
+    return LossOutput(loss=loss, policy_loss=policy_loss.detach().item(), kl_loss=kl_loss.detach().item(),
+                      entropy_loss=entropy_loss.detach().item(), kl=kl_mean, entropy=ent_mean, clip_fraction=masked_mean(clipped, mask).item(),
                       ratio_mean=masked_mean(ratio, mask).item(), tokens=tokens)
