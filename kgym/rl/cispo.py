@@ -20,8 +20,12 @@ Two bound modes, named after the codebases that define them:
   - `BoundMode.VERL`: w = clamp(r, 1 - epsilon_low, 1 + epsilon_high), RELATIVE two-sided bounds,
     as verl's cispo policy loss. Here epsilon_high is a distance from 1 and must be <= 1 (a value
     above 1 is almost surely an absolute TRL-style cap given to the wrong mode).
+KL: plain k3 per token by default. TRL 1.16 defaults to `use_bias_correction_kl=True`, k3 * r with
+r differentiated (the tokens come from pi_old, the KL is of pi_theta); `kl_importance_weighted=True`
+is that. On-policy r = 1, so the two agree in value, not in gradient once k3 > 0.
 Where the definitions coincide (TRL mode, token-level ratios, loss tokens counted over the step,
-no entropy bonus), the loss equals TRL's to float precision (tests/rl/test_trl_parity.py).
+no entropy bonus, the same KL weighting), the loss equals TRL's to float precision
+(tests/rl/test_rl_trl_parity.py, both KL weightings).
 
 `clip_fraction` counts loss tokens whose weight the bound changed, whatever the advantage's sign
 (TRL's `cispo_clip_ratio` counts only A > 0 ones; both signs matter for CISPO's gradient).
@@ -52,6 +56,7 @@ class CispoConfig:
     epsilon_high: float = 5.0  # TRL mode: the absolute cap on r; VERL mode: the distance above 1
     epsilon_low: float = 0.2  # VERL mode only: the distance below 1
     beta: float = 0.08  # k3 KL weight (the study's beta)
+    kl_importance_weighted: bool = False  # k3 * r (r differentiated), TRL 1.16's default use_bias_correction_kl
 
     def __post_init__(self) -> None:
         if self.bound not in tuple(BoundMode):
@@ -130,6 +135,9 @@ def cispo_loss(inputs: CispoInputs, config: CispoConfig = CispoConfig()) -> Loss
         if inputs.ref_logprobs is None:
             raise ValueError("beta > 0 needs ref_logprobs")
         per_token_kl = k3_kl(logp, inputs.ref_logprobs)
+        if config.kl_importance_weighted:
+            # the tokens were drawn from pi_old, the KL is of pi_theta: weight by r, with its gradient
+            per_token_kl = per_token_kl * torch.exp(logp - inputs.old_logprobs)
         kl_sum = masked_sum(per_token_kl, mask)
         kl_mean = masked_mean(per_token_kl.detach(), mask).item()
     elif inputs.ref_logprobs is not None:
