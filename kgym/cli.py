@@ -23,11 +23,10 @@ import os
 import sys
 from pathlib import Path
 
+from kgym import cli_eval, cli_tasks
+from kgym.cli_common import UsageError
+
 EXAMPLES = Path(__file__).parent / "examples"
-
-
-class UsageError(Exception):
-    pass
 
 
 def _read(path: str, what: str) -> str:
@@ -262,11 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compact", help="merge each partition's part files into one (duplicates resolved)")
     c.add_argument("path", metavar="PATH", help="a records root, a run directory or a partition")
     c.set_defaults(func=cmd_compact)
-    from kgym import cli_tasks
-
     cli_tasks.add_parser(sub)
-    from kgym import cli_eval
-
     cli_eval.add_parser(sub)
     _add_demo_parser(sub)
     return p

@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from kgym.cli_common import UsageError
 
-def _usage(message: str):
-    from kgym.cli import UsageError
 
+def _usage(message: str) -> UsageError:
     return UsageError(message)
 
 

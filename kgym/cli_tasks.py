@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 
+from kgym.cli_common import UsageError
+
 WHAT = ("reference", "prompt", "repair", "solution", "scaffold", "wrong", "spec")
 
 
-def _usage(message: str):
-    from kgym.cli import UsageError
-
+def _usage(message: str) -> UsageError:
     return UsageError(message)
 
 

@@ -11,9 +11,10 @@ their scaffold. Does not call a model or parse answers.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kgym.tasks.task import Task
+if TYPE_CHECKING:  # task.py imports this module to build its prompts
+    from kgym.tasks.task import Task
 
 _EXAMPLE = Path(__file__).parent / "prompt_example"
 MAX_SUBMISSIONS = 4
