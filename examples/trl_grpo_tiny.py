@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     from trl import GRPOConfig, GRPOTrainer
 
-    from kgym.episodes import EpisodeConfig, Evaluator, ModeMix
+    from kgym.episodes import CachedEvaluator, EpisodeConfig, LocalEvaluator, ModeMix
     from kgym.episodes.trl_adapter import KgymReward, build_dataset, environment_factories
     from kgym.tasks import make
     from kgym.verify import Verifier, VerifyConfig
@@ -75,7 +75,9 @@ def main(argv: list[str] | None = None) -> dict:
     model = tiny_model(tokenizer)
 
     with Verifier(VerifyConfig(device="cpu", timed_runs=5, warmup_runs=1, max_remeasure=1), spares=1) as verifier:
-        reward = KgymReward(Evaluator(verifier))
+        # one verifier behind the verdict cache; TRL calls the reward and the tools synchronously, and
+        # kgym's adapter runs the async scoring on a private event loop per object (kgym.episodes.sync)
+        reward = KgymReward(CachedEvaluator(LocalEvaluator(verifier)))
         # The verifier's part, visible: a known-wrong kernel and an answer without code, as one group.
         t = tasks[0]
         wrong = f"```python\n{t.wrong}```\n"

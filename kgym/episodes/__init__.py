@@ -1,32 +1,59 @@
-"""Episodes: single-turn and multi-turn repair episodes, groups of answers, and a TRL adapter.
+"""Episodes: single-turn and multi-turn repair episodes, async, over any evaluator; groups of
+answers; learner samples; a TRL adapter.
 
-    from kgym.episodes import Evaluator, KernelEnv, EpisodeConfig
-    env = KernelEnv(Evaluator(verifier), EpisodeConfig(max_submissions=4, max_turns=10))
-    messages = env.reset(task, "repair")           # system + user; tools: env.tools (OpenAI form)
-    step = env.step({"role": "assistant", "content": "", "tool_calls": [...]})
-    ...                                              # until step.done; env.result() -> EpisodeResult
+    from kgym.episodes import CachedEvaluator, EpisodeConfig, KernelEnv, LocalEvaluator
+    env = KernelEnv(CachedEvaluator(LocalEvaluator(verifier)), EpisodeConfig(max_submissions=4))
+    messages = await env.reset(task, Mode.REPAIR)    # system + user; tools: env.tools (OpenAI form)
+    step = await env.step({"role": "assistant", "content": "", "tool_calls": [...]},
+                          sample=TurnSample(prompt_ids, completion_ids, logprobs, policy_version=v))
+    ...                                              # until step.terminated or step.truncated
+    flatten_episode(env.result()).samples            # kgym.rl.batch.Sample for the learner
 
-`extract.py` the code-block rules, `budget.py` token estimates and trimming, `feedback.py` what
-the tools say about a verdict, `evaluate.py` ids and the verdict cache, `tools.py` the three repair
-tools and their limits, `single.py` single-turn scoring, `env.py` reset/step, `rollout.py` driving
-episodes with a policy, `group.py` group post-processing, `mix.py` the single/repair mix,
-`trl_adapter.py` TRL's reward function, environment and dataset (needs the `rl` extra). Nothing here
-but `trl_adapter.py` imports TRL, transformers or datasets.
+`evaluator.py` the Evaluator protocol and its local form, `cache.py` the verdict cache by id,
+`budget.py` token estimates and trimming, `feedback.py` what the tools say about a verdict,
+`tools.py` the three repair tools and their limits, `single.py` single-turn scoring, `tokens.py`
+a turn's sampler tokens, `env.py` reset/step, `rollouts.py` driving episodes with a policy,
+`group.py` group post-processing, `flatten.py` episodes as learner samples, `mix.py` the
+single/repair mix, `sync.py` a private event loop for synchronous callers, `trl_adapter.py` TRL's
+reward function, environment and dataset (needs the `rl` extra). Code extraction is
+`kgym.answers`. Names are imported on first use (PEP 562), so `kgym.episodes.evaluator` can be
+imported without torch (tasks and the verifier need it); nothing here but `trl_adapter.py`
+imports TRL, transformers or datasets. (No submodule shares a name with a function it exports:
+once imported, a submodule is an attribute of the package and would shadow the function.)
 """
 
-from kgym.episodes.budget import estimate_tokens, tokenizer_counter, trim_to_budget
-from kgym.episodes.env import EpisodeConfig, KernelEnv, StepResult
-from kgym.episodes.evaluate import Evaluator, evaluation_id_for
-from kgym.episodes.extract import Extraction, extract_code
-from kgym.episodes.group import GROUP_SIZE, GroupConfig, GroupResult, score_group
-from kgym.episodes.mix import ModeMix
-from kgym.episodes.result import END_REASONS, MODES, EpisodeResult, Evaluation
-from kgym.episodes.rollout import rollout, rollout_group
-from kgym.episodes.single import SingleTurnScore, score_answer
-from kgym.episodes.tools import TOOL_NAMES, RepairTools, ToolCall, ToolResult, parse_tool_call
+from __future__ import annotations
 
-__all__ = ["END_REASONS", "GROUP_SIZE", "MODES", "TOOL_NAMES", "EpisodeConfig", "EpisodeResult", "Evaluation",
-           "Evaluator", "Extraction", "GroupConfig", "GroupResult", "KernelEnv", "ModeMix", "RepairTools",
-           "SingleTurnScore", "StepResult", "ToolCall", "ToolResult", "estimate_tokens", "evaluation_id_for",
-           "extract_code", "parse_tool_call", "rollout", "rollout_group", "score_answer", "score_group",
-           "tokenizer_counter", "trim_to_budget"]
+import importlib
+from typing import Any
+
+_NAMES = {
+    "estimate_tokens": "budget", "tokenizer_counter": "budget", "trim_to_budget": "budget",
+    "CachedEvaluator": "cache",
+    "EpisodeConfig": "env", "KernelEnv": "env", "StepResult": "env",
+    "Evaluator": "evaluator", "LocalEvaluator": "evaluator",
+    "FlattenKind": "flatten", "Flattened": "flatten", "flatten_episode": "flatten",
+    "GROUP_SIZE": "group", "GroupConfig": "group", "GroupResult": "group", "score_group": "group",
+    "ModeMix": "mix",
+    "EpisodeResult": "result", "Evaluation": "result",
+    "act": "rollouts", "rollout": "rollouts", "rollout_group": "rollouts",
+    "SingleTurnScore": "single", "score_answer": "single",
+    "SyncRunner": "sync",
+    "TurnSample": "tokens",
+    "TOOL_NAMES": "tools", "RepairTools": "tools", "ToolCall": "tools", "ToolResult": "tools",
+    "parse_tool_call": "tools",
+}
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str) -> Any:
+    module = _NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kgym.episodes' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"kgym.episodes.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

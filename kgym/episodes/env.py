@@ -1,21 +1,30 @@
-"""`KernelEnv`: a kgym episode as an environment, `reset(task) -> observation` and
-`step(action) -> StepResult(observation, reward, done, info)`, in OpenEnv's and Gymnasium's spirit.
+"""`KernelEnv`: a kgym episode as an async environment, `await reset(task, mode) -> observation` and
+`await step(action, sample=None) -> StepResult(observation, reward, terminated, truncated, info)`,
+with Gymnasium's semantics (OpenEnv's spirit: messages in, messages out).
 
 Observations and actions are chat messages (role/content dicts; tool calls in OpenAI's
 function-calling form), so vLLM's and TRL's chat templates apply unchanged:
-- reset returns the opening messages: single mode one user message (`task.prompt()`), repair mode
-  the system and user messages of `task.repair_messages()`; `env.tools` are the tool schemas to
-  render with them in repair mode (`kgym.tasks.prompts.TOOLS`).
-- step takes the assistant's message (a dict, or its text). Single mode: the answer is extracted,
-  verified and scored, and the episode ends. Repair mode: every tool call of the message runs in
-  order (`tools.py`) and each gets a `{"role": "tool", "tool_call_id", "name", "content"}` message;
-  a message without tool calls gets a user message saying so. Malformed and unknown tool calls get
-  an error in their tool message. Every assistant message is a turn, whatever it holds.
+- reset returns the opening messages: single mode (`Mode.SINGLE`) one user message
+  (`task.prompt()`), repair mode the system and user messages of `task.repair_messages()`;
+  `env.tools` are the tool schemas to render with them in repair mode (`kgym.tasks.prompts.TOOLS`).
+- step takes the assistant's message (a dict, or its text) and, optionally, the sampler's tokens of
+  that turn (`tokens.TurnSample`; kept in `EpisodeResult.turn_samples` for the learner). Single
+  mode: the answer is extracted, verified and scored, and the episode ends. Repair mode: every tool
+  call of the message runs in order (`tools.py`) and each gets a `{"role": "tool", "tool_call_id",
+  "name", "content"}` message; a message without tool calls gets a user message saying so.
+  Malformed and unknown tool calls get an error in their tool message. Every assistant message is
+  a turn, whatever it holds.
 - Repair ends at finalize, or when the turn limit (`max_turns`, default 10) is reached: then the last
   submission is scored as if finalized (`score_unfinished=True`, churn included) or 0.
-The reward is 0 on every step but the last. `result()` gives the `EpisodeResult`. One env runs one
-episode at a time; make one per concurrent episode (they may share an `Evaluator`).
-Does not generate text, batch episodes or post-process groups (`rollout.py`, `group.py`).
+- `terminated`: the model ended the episode (answered, no code, finalized, no submission);
+  `truncated`: a limit did (the turn limit, an answer cut off): `EndReason.is_truncated()`.
+The reward is 0 on every step but the last. `result()` gives the `EpisodeResult`.
+
+The async model: a step awaits the evaluator for each submission, so one process drives many
+episodes at once (`asyncio.gather` over their steps or over `rollout`s) while the evaluator (one
+local verifier, or the farm) works through their verifications. One env runs one episode, one step
+at a time (a second concurrent step is refused); make one per concurrent episode (they may share
+an evaluator). Does not generate text, batch episodes or post-process groups (`rollouts.py`, `group.py`).
 """
 
 from __future__ import annotations
@@ -25,10 +34,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from kgym.contract import EndReason, Mode
 from kgym.episodes.budget import TokenCounter, estimate_tokens
-from kgym.episodes.evaluate import Evaluator
-from kgym.episodes.result import MODES, EpisodeResult, Evaluation
+from kgym.episodes.evaluator import Evaluator
+from kgym.episodes.result import EpisodeResult, Evaluation
 from kgym.episodes.single import score_answer
+from kgym.episodes.tokens import TurnSample
 from kgym.episodes.tools import RepairTools, parse_tool_call
 from kgym.reward import RewardConfig
 from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS, repair_messages
@@ -52,7 +63,8 @@ class EpisodeConfig:
 class StepResult:
     observation: list[dict[str, Any]]  # messages to append after the assistant's
     reward: float
-    done: bool
+    terminated: bool  # the model ended the episode
+    truncated: bool  # a limit ended it
     info: dict[str, Any]
 
 
@@ -75,28 +87,38 @@ class KernelEnv:
         self._task: Task | None = None
         self._result: EpisodeResult | None = None
         self._tools: RepairTools | None = None
-        self.done = True
+        self._stepping = False
 
     # ------------------------------------------------------------------------------------------
-    def reset(self, task: Task, mode: str = "repair", *, episode_id: str | None = None,
-              group_id: str | None = None, sample_index: int = 0) -> list[dict[str, Any]]:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    async def reset(self, task: Task, mode: Mode | str = Mode.REPAIR, *, episode_id: str | None = None,
+                    group_id: str | None = None, sample_index: int = 0) -> list[dict[str, Any]]:
+        if mode not in tuple(Mode):
+            raise ValueError(f"mode must be one of {', '.join(Mode)}, not {mode!r}")
+        if self._stepping:
+            raise RuntimeError("reset while a step is running")
+        mode = Mode(mode)
         eid = episode_id or uuid.uuid4().hex[:16]
-        if mode == "single":
+        gid = group_id or eid
+        if mode is Mode.SINGLE:
             opening = [{"role": "user", "content": task.prompt()}]
             self._tools = None
         else:
             opening = repair_messages(task, self.config.max_submissions)
             self._tools = RepairTools(self.evaluator, task, max_submissions=self.config.max_submissions,
                                       inspect_token_budget=self.config.inspect_token_budget,
-                                      count_tokens=self.count_tokens, reward_config=self.config.reward)
+                                      count_tokens=self.count_tokens, reward_config=self.config.reward,
+                                      group_id=gid, sample_index=sample_index)
         self._task = task
-        self._result = EpisodeResult(episode_id=eid, group_id=group_id or eid, sample_index=sample_index,
-                                     task_id=task.task_id, task=task.spec.to_dict(), mode=mode, end_reason="",
-                                     turns=0, submissions=0, transcript=copy.deepcopy(opening))
-        self.done = False
+        self._result = EpisodeResult(episode_id=eid, group_id=gid, sample_index=sample_index,
+                                     task_id=task.task_id, task=task.spec.to_dict(), mode=mode, end_reason=None,
+                                     turns=0, submissions=0, transcript=copy.deepcopy(opening),
+                                     reward_config=self.config.reward)
         return opening
+
+    @property
+    def done(self) -> bool:
+        """The episode has ended (terminated or truncated), or none was started."""
+        return self._result is None or self._result.end_reason is not None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -115,28 +137,35 @@ class KernelEnv:
         return self._result
 
     # ------------------------------------------------------------------------------------------
-    def step(self, action: dict[str, Any] | str) -> StepResult:
+    async def step(self, action: dict[str, Any] | str, sample: TurnSample | None = None) -> StepResult:
         r = self._need()
         if self.done:
             raise RuntimeError("the episode is over; call reset(task)")
-        msg = _as_message(action)
-        r.transcript.append(msg)
-        r.turns += 1
-        if r.mode == "single":
-            return self._single(r, msg)
-        return self._repair(r, msg)
+        if self._stepping:
+            raise RuntimeError("one step at a time: await the running step first (or use one env per episode)")
+        self._stepping = True
+        try:
+            msg = _as_message(action)
+            r.transcript.append(msg)
+            r.turns += 1
+            r.turn_samples.append(sample)
+            if r.mode is Mode.SINGLE:
+                return await self._single(r, msg)
+            return await self._repair(r, msg)
+        finally:
+            self._stepping = False
 
-    def _single(self, r: EpisodeResult, msg: dict[str, Any]) -> StepResult:
+    async def _single(self, r: EpisodeResult, msg: dict[str, Any]) -> StepResult:
         assert self._task is not None
         content = msg.get("content")
-        score = score_answer(self.evaluator, self._task, content if isinstance(content, str) else None,
-                             self.config.reward, turn=r.turns)
+        score = await score_answer(self.evaluator, self._task, content if isinstance(content, str) else None,
+                                   self.config.reward, turn=r.turns, episode=r.episode(r.turns))
         if score.evaluation is not None:
             r.evaluations.append(score.evaluation)
             r.submissions = 1
         return self._finish(r, score.end_reason, score.evaluation, score.reward, score.reason, [])
 
-    def _repair(self, r: EpisodeResult, msg: dict[str, Any]) -> StepResult:
+    async def _repair(self, r: EpisodeResult, msg: dict[str, Any]) -> StepResult:
         tools = self._tools
         assert tools is not None
         raw_calls = msg.get("tool_calls") or []
@@ -160,7 +189,7 @@ class KernelEnv:
             if tools.done:
                 obs.append(_tool_message(call_id, name, "error: the episode is over (finalize was called)"))
                 continue
-            out = tools.call(call, r.turns)
+            out = await tools.call(call, r.turns)
             errors += int(out.error)
             obs.append(_tool_message(call_id, name, out.content))
         r.submissions = tools.submissions
@@ -170,28 +199,28 @@ class KernelEnv:
         if tools.done:
             ev = tools.finalized
             if ev is None:
-                return self._finish(r, "no_submission", None, 0.0, "finalized without a submission", obs, info)
-            return self._finish(r, "finalized", ev, tools.episode_reward(ev), f"finalized {ev.evaluation_id}",
-                                obs, info)
+                return self._finish(r, EndReason.NO_SUBMISSION, None, 0.0, "finalized without a submission", obs,
+                                    info)
+            return self._finish(r, EndReason.FINALIZED, ev, tools.episode_reward(ev),
+                                f"finalized {ev.evaluation_id}", obs, info)
         if r.turns >= self.config.max_turns:
             last = tools.evaluations[-1] if tools.evaluations else None
             why = f"turn limit ({self.config.max_turns}) reached without finalize"
             if last is None or not self.config.score_unfinished:
-                return self._finish(r, "turn_limit", None, 0.0, why, obs, info)
-            return self._finish(r, "turn_limit", last, tools.episode_reward(last),
+                return self._finish(r, EndReason.TURN_LIMIT, None, 0.0, why, obs, info)
+            return self._finish(r, EndReason.TURN_LIMIT, last, tools.episode_reward(last),
                                 f"{why}; scored the last submission {last.evaluation_id}", obs, info)
-        return StepResult(obs, 0.0, False, info)
+        return StepResult(obs, 0.0, False, False, info)
 
-    def _finish(self, r: EpisodeResult, end: str, ev: Evaluation | None, reward: float, reason: str,
+    def _finish(self, r: EpisodeResult, end: EndReason, ev: Evaluation | None, reward: float, reason: str,
                 obs: list[dict[str, Any]], info: dict[str, Any] | None = None) -> StepResult:
         r.end_reason = end
         r.final_evaluation_id = ev.evaluation_id if ev else None
         r.base_reward = r.reward = reward
         r.reason = reason
         r.error = ev.verdict.error if ev is not None else None
-        self.done = True
         info = dict(info or {}, turn=r.turns, end_reason=end, evaluation_id=r.final_evaluation_id, reason=reason)
-        return StepResult(obs, reward, True, info)
+        return StepResult(obs, reward, end.is_terminated(), end.is_truncated(), info)
 
 
 def _raw_name(raw: Any) -> str:

@@ -2,10 +2,11 @@
 
 `score_group` post-processes the episodes of one group with `kgym.reward.group_rewards`: when no
 answer passes every hidden case, each gets loose-tolerance (1e-2) partial credit on the verdict it
-was scored on. It also flags groups whose answers all score the same (to within `equal_tol`): their
-advantages are all zero, so the study resampled them (`GroupResult.resample`). Episodes without a
-scored verdict (no code, no submission) keep 0 and get no loose credit. Does not resample (the
-trainer decides) and does not compute advantages.
+was scored on. It also flags groups whose answers all score the same (`kgym.reward.uniform` within
+`equal_tol`): their advantages are all zero, so the study resampled them (`GroupResult.resample`).
+The rules are `kgym.reward`'s; this module only applies them to episodes. Episodes without a scored
+verdict (no code, no submission) keep 0 and get no loose credit. Does not resample (the trainer
+decides) and does not compute advantages.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from kgym.episodes.result import EpisodeResult
-from kgym.reward import RewardConfig, group_rewards
-from kgym.reward import reward as base_of
 from kgym.contract import Verdict
+from kgym.episodes.result import EpisodeResult
+from kgym.reward import RewardConfig, group_rewards, uniform
+from kgym.reward import reward as base_of
 
 GROUP_SIZE = 8
 
@@ -51,10 +52,16 @@ def _scored_verdict(e: EpisodeResult) -> Verdict:
     return Verdict(reason=e.reason) if f is None else f.verdict
 
 
-def score_group(episodes: Sequence[EpisodeResult], reward_config: RewardConfig = RewardConfig(),
+def score_group(episodes: Sequence[EpisodeResult], reward_config: RewardConfig | None = None,
                 config: GroupConfig = GroupConfig()) -> GroupResult:
+    """The group's rewards under `reward_config` (default: the one its episodes were scored under;
+    loose credit under another config would be added to base rewards it does not describe)."""
     if not episodes:
         raise ValueError("a group needs at least one episode")
+    configs = {e.reward_config for e in episodes}
+    reward_config = episodes[0].reward_config if reward_config is None else reward_config
+    if configs != {reward_config}:
+        raise ValueError(f"a group's episodes must all be scored under the reward config used for it: got {configs}")
     ids = {e.group_id for e in episodes}
     tasks = {e.task_id for e in episodes}
     if len(ids) != 1 or len(tasks) != 1:
@@ -77,6 +84,6 @@ def score_group(episodes: Sequence[EpisodeResult], reward_config: RewardConfig =
         out.append(dataclasses.replace(e, reward=e.base_reward + extra, loose_credit=extra))
     rewards = [e.reward for e in out]
     applied = config.loose_credit and not any(e.solved for e in episodes)
-    all_equal = max(rewards) - min(rewards) <= config.equal_tol
+    all_equal = uniform(rewards, config.equal_tol)
     return GroupResult(next(iter(ids)), next(iter(tasks)), out, rewards, applied, all_equal,
                        errors=sum(1 for e in episodes if e.error is not None), notes=notes)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from kgym.contract import Mode
+
 SINGLE_FRACTION = 0.25
 
 
@@ -22,8 +24,8 @@ class ModeMix:
         if not 0.0 <= self.single_fraction <= 1.0:
             raise ValueError("single_fraction must be in [0, 1]")
 
-    def mode(self, group_key: str) -> str:
-        """"single" or "repair" for the group named `group_key` (e.g. a group id)."""
+    def mode(self, group_key: str) -> Mode:
+        """`Mode.SINGLE` or `Mode.REPAIR` for the group named `group_key` (e.g. a group id)."""
         h = hashlib.sha256(f"{self.seed}:{group_key}".encode()).digest()
         u = int.from_bytes(h[:8], "big") / 2.0**64
-        return "single" if u < self.single_fraction else "repair"
+        return Mode.SINGLE if u < self.single_fraction else Mode.REPAIR

@@ -1,9 +1,12 @@
 """Episode results as plain data: one `Evaluation` per submitted answer, one `EpisodeResult` per episode.
 
-These are what a records writer stores and a trainer reads: ids (episode, group, sample index,
-evaluation ids), turns, rewards, the end reason and the transcript (chat messages in OpenAI form).
+These are what a records writer stores and a learner reads: ids (episode, group, sample index,
+evaluation ids), turns, rewards, the mode and end reason (`kgym.contract.Mode` / `EndReason`), the
+transcript (chat messages in OpenAI form), the reward config the episode was scored under and, per
+assistant turn, the sampler's tokens when the policy gave them (`tokens.TurnSample`).
 `EpisodeResult.records()` flattens the evaluations into `kgym.records.make_record` rows with their
-episode coordinates. Does not run episodes (`env.py`) or post-process groups (`group.py`).
+episode coordinates (`kgym.contract.Episode`). Does not run episodes (`env.py`), post-process
+groups (`group.py`) or build learner samples (`flatten.py`).
 """
 
 from __future__ import annotations
@@ -12,13 +15,9 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from kgym.contract import Verdict
-
-MODES = ("single", "repair")
-# Why an episode ended. answered: a single-turn answer was verified; no_code / truncated: a single-turn
-# answer had no usable block (extract.py); finalized: finalize(id) in repair mode; no_submission:
-# finalize before any submission; turn_limit: the turn limit ended a repair episode.
-END_REASONS = ("answered", "no_code", "truncated", "finalized", "no_submission", "turn_limit")
+from kgym.contract import EndReason, Episode, Mode, Verdict
+from kgym.episodes.tokens import TurnSample
+from kgym.reward import RewardConfig
 
 
 @dataclass(frozen=True)
@@ -31,7 +30,6 @@ class Evaluation:
     candidate: str
     verdict: Verdict
     reward: float  # the verdict's own reward, before churn and group post-processing
-    cached: bool = False  # the verdict came from the evaluator's cache
 
 
 @dataclass
@@ -41,8 +39,8 @@ class EpisodeResult:
     sample_index: int
     task_id: str
     task: dict[str, Any]  # the TaskSpec as a dict
-    mode: str  # one of MODES
-    end_reason: str  # one of END_REASONS
+    mode: Mode
+    end_reason: EndReason | None  # None while the episode runs
     turns: int  # assistant messages taken
     submissions: int  # answers sent to the verifier (repair: submit_kernel calls accepted; single: 0 or 1)
     evaluations: list[Evaluation] = field(default_factory=list)
@@ -53,6 +51,8 @@ class EpisodeResult:
     reason: str = ""  # one line: why it ended so (extraction reason, final status, limit)
     error: str | None = None  # the final evaluation failed inside kgym: drop the episode, do not train on it
     transcript: list[dict[str, Any]] = field(default_factory=list)
+    turn_samples: list[TurnSample | None] = field(default_factory=list)  # one per assistant turn
+    reward_config: RewardConfig = field(default_factory=RewardConfig)  # what base_reward was scored under
 
     @property
     def final(self) -> Evaluation | None:
@@ -67,19 +67,35 @@ class EpisodeResult:
         f = self.final
         return f is not None and f.verdict.passed
 
+    @property
+    def truncated(self) -> bool:
+        """Ended by a limit (turn limit, an answer cut off), not by the model (Gymnasium's `truncated`)."""
+        return self.end_reason is not None and self.end_reason.is_truncated()
+
+    @property
+    def terminated(self) -> bool:
+        return self.end_reason is not None and self.end_reason.is_terminated()
+
+    def episode(self, turn: int = 0) -> Episode:
+        """This episode's coordinates in the contract's form, at `turn`."""
+        return Episode(self.group_id, self.sample_index, turn)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def records(self) -> list[dict[str, Any]]:
-        """One `kgym.records.make_record` row per evaluation (reward: the evaluation's own, except the
-        final one, which carries the episode's reward)."""
-        from kgym.contract import Episode
-        from kgym.records.record import make_record
+    def records(self, reward_config: RewardConfig | None = None) -> list[dict[str, Any]]:
+        """One `kgym.records.make_record` row per evaluation, under `reward_config` (default: the
+        episode's own): each row's `baseline` is the config's, its reward the verdict's under it,
+        except the final evaluation's row, which carries the episode's reward (churn and group credit
+        included). A config other than the one the episode was scored under is refused: the final
+        row would carry a reward its `baseline` column does not describe."""
+        from kgym.records.record import make_record  # records pulls in pyarrow: only when rows are made
 
-        task = self.task
-        rows = []
-        for e in self.evaluations:
-            r = self.reward if e.evaluation_id == self.final_evaluation_id else e.reward
-            rows.append(make_record(task=task, candidate_source=e.candidate, verdict=e.verdict, reward=r,
-                                    episode=Episode(self.group_id, self.sample_index, e.turn)))
-        return rows
+        cfg = self.reward_config if reward_config is None else reward_config
+        if cfg != self.reward_config:
+            raise ValueError(f"episode {self.episode_id} was scored under {self.reward_config}, not {cfg}: "
+                             f"score it again under that config first")
+        return [make_record(task=self.task, candidate_source=e.candidate, verdict=e.verdict, reward_config=cfg,
+                            reward=self.reward if e.evaluation_id == self.final_evaluation_id else None,
+                            episode=self.episode(e.turn))
+                for e in self.evaluations]

@@ -1,7 +1,7 @@
 """Single-turn scoring: one answer text -> extraction -> verification -> reward.
 
 The benchmark's format: the model answers the single-turn prompt once; the last fenced Python block
-is the candidate (`extract.py`'s rules). No usable block scores 0 with the extraction's reason and
+is the candidate (`kgym.answers`' rules). No usable block scores 0 with the extraction's reason and
 verifies nothing. Used by `KernelEnv` in single mode and by the TRL reward function. Does not build
 prompts (`kgym.tasks.prompts`) or post-process groups (`group.py`).
 """
@@ -10,12 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kgym.episodes.evaluate import Evaluator
-from kgym.episodes.extract import Extraction, extract_code
+from kgym.answers import Extraction, ExtractionKind, extract_code
+from kgym.contract import EndReason, Episode, EvalRequest
+from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.feedback import status_text
 from kgym.episodes.result import Evaluation
 from kgym.reward import RewardConfig, reward
 from kgym.tasks.task import Task
+
+_END = {ExtractionKind.OK: EndReason.ANSWERED, ExtractionKind.NO_BLOCK: EndReason.NO_CODE,
+        ExtractionKind.TRUNCATED: EndReason.TRUNCATED}
 
 
 @dataclass(frozen=True)
@@ -26,17 +30,20 @@ class SingleTurnScore:
     reason: str
 
     @property
-    def end_reason(self) -> str:
-        return {"ok": "answered", "no_block": "no_code", "truncated": "truncated"}[self.extraction.kind]
+    def end_reason(self) -> EndReason:
+        return _END[self.extraction.kind]
 
 
-def score_answer(evaluator: Evaluator, task: Task, answer: str | None,
-                 reward_config: RewardConfig = RewardConfig(), turn: int = 1) -> SingleTurnScore:
+async def score_answer(evaluator: Evaluator, task: Task, answer: str | None,
+                       reward_config: RewardConfig = RewardConfig(), turn: int = 1,
+                       episode: Episode | None = None) -> SingleTurnScore:
+    """Extract, verify (awaiting `evaluator`) and score one answer; `episode` tags the request."""
     ext = extract_code(answer)
     if not ext.ok:
         return SingleTurnScore(ext, None, 0.0, ext.reason)
     assert ext.code is not None
-    eid, verdict, cached = evaluator.evaluate(task, ext.code)
+    request = EvalRequest.for_task(task, ext.code, episode=episode)
+    verdict = await evaluator.evaluate(request)
     r = reward(verdict, reward_config) if verdict.error is None else 0.0
-    ev = Evaluation(eid, turn, 1, ext.code, verdict, r, cached)
+    ev = Evaluation(request.evaluation_id, turn, 1, ext.code, verdict, r)
     return SingleTurnScore(ext, ev, r, status_text(verdict))

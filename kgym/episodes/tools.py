@@ -12,7 +12,10 @@ Semantics (the names and parameters are `kgym.tasks.prompts.TOOLS`):
   the submissions made (`kgym.reward`). With no submission at all the episode ends with reward 0; an
   unknown id while submissions exist is an error (the model can finalize a real one next).
 Ids may be given in full or as a unique prefix of at least 8 characters. Errors are values
-(`ToolResult.error`), never exceptions. Does not count turns or build messages: `env.py` does.
+(`ToolResult.error`), never exceptions. `call` and `submit_kernel` are coroutines: a submission
+awaits the evaluator (`Evaluator.evaluate`), so other episodes run while it is verified; its request
+carries the episode's coordinates (`kgym.contract.Episode`). Does not count turns or build
+messages: `env.py` does.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kgym.contract import Episode, EvalRequest
 from kgym.episodes.budget import TokenCounter, estimate_tokens, trim_to_budget
-from kgym.episodes.evaluate import Evaluator
+from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.feedback import details_text, status_text
 from kgym.episodes.result import Evaluation
 from kgym.reward import RewardConfig, reward
@@ -90,8 +94,11 @@ class RepairTools:
 
     def __init__(self, evaluator: Evaluator, task: Task, *, max_submissions: int = MAX_SUBMISSIONS,
                  inspect_token_budget: int = 1024, count_tokens: TokenCounter = estimate_tokens,
-                 reward_config: RewardConfig = RewardConfig()):
+                 reward_config: RewardConfig = RewardConfig(), group_id: str | None = None,
+                 sample_index: int = 0):
         self.evaluator = evaluator
+        self.group_id = group_id  # with sample_index: the Episode of this episode's requests (None: untagged)
+        self.sample_index = sample_index
         self.task = task
         self.max_submissions = max_submissions
         self.inspect_token_budget = inspect_token_budget
@@ -125,24 +132,27 @@ class RepairTools:
         return reward(evaluation.verdict, self.reward_config, submissions=max(1, self.submissions))
 
     # -- the tools -----------------------------------------------------------------------------
-    def call(self, call: ToolCall, turn: int) -> ToolResult:
+    async def call(self, call: ToolCall, turn: int) -> ToolResult:
         if self.done:
             return ToolResult("error: the episode is over (finalize was called)", error=True)
         if call.name == "submit_kernel":
-            return self.submit_kernel(call.arguments["code"], turn)
+            return await self.submit_kernel(call.arguments["code"], turn)
         if call.name == "inspect_evaluation":
             return self.inspect_evaluation(call.arguments["evaluation_id"])
         return self.finalize(call.arguments["evaluation_id"])
 
-    def submit_kernel(self, code: str, turn: int) -> ToolResult:
+    async def submit_kernel(self, code: str, turn: int) -> ToolResult:
         if self.submissions >= self.max_submissions:
             return ToolResult(f"error: submission limit reached ({self.max_submissions}); finalize one of your "
                               f"evaluations", error=True)
         if not code.strip():
             return ToolResult("error: submit_kernel needs the full source of the answer in `code`", error=True)
         self.submissions += 1
-        eid, verdict, cached = self.evaluator.evaluate(self.task, code)
-        ev = Evaluation(eid, turn, self.submissions, code, verdict, reward(verdict, self.reward_config), cached)
+        episode = None if self.group_id is None else Episode(self.group_id, self.sample_index, turn)
+        request = EvalRequest.for_task(self.task, code, episode=episode)
+        verdict = await self.evaluator.evaluate(request)
+        eid = request.evaluation_id
+        ev = Evaluation(eid, turn, self.submissions, code, verdict, reward(verdict, self.reward_config))
         self.evaluations.append(ev)
         left = self.max_submissions - self.submissions
         return ToolResult(f"evaluation_id: {eid}\nstatus: {status_text(verdict)}\n"

@@ -3,7 +3,7 @@
 One object a line: `{"level": 1, "problem_id": 19, "model": "sft", "answer": "<model text>",
 "sample": 0}` (`sample` optional, default 0; `text`, `completion` or `response` are read when
 `answer` is absent). The candidate is the answer's last closed python fence
-(`kgym.episodes.extract.extract_code`), the same rule as everywhere in kgym; an answer without one
+(`kgym.answers.extract_code`), the same rule as everywhere in kgym; an answer without one
 is recorded as failing the compile gate, never sent to the farm. Covers reading, checking and
 turning a generation into (task dict, candidate); does not verify or score.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kgym.episodes.extract import Extraction, extract_code
+from kgym.answers import Extraction, extract_code
 from kgym.kernelbench.checkout import KernelBenchError, Problem
 
 ANSWER_KEYS = ("answer", "text", "completion", "response")

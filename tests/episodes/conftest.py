@@ -1,17 +1,19 @@
-"""Episode fixtures: one Evaluator over the session's CPU verifier (its verdict cache means each
-distinct answer is verified once per session), tiny tasks."""
+"""Episode fixtures: one cached LocalEvaluator over the session's CPU verifier (its verdict cache
+means each distinct answer is verified once per session), tiny tasks."""
 
 from __future__ import annotations
 
 import pytest
 
-from kgym.episodes import Evaluator
+from kgym.episodes import CachedEvaluator, LocalEvaluator
 from kgym.tasks import make
 
 
 @pytest.fixture(scope="session")
 def evaluator(verifier):
-    return Evaluator(verifier)
+    local = LocalEvaluator(verifier)
+    yield CachedEvaluator(local)
+    local.close()
 
 
 @pytest.fixture(scope="session")

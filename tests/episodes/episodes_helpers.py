@@ -18,3 +18,17 @@ def says(*calls: dict, content: str = "") -> dict:
 
 def fenced(code: str, lang: str = "python") -> str:
     return f"Here is my answer.\n\n```{lang}\n{code.rstrip()}\n```\n"
+
+
+def run(coro):
+    """Run one coroutine of the async episode API to completion (tests are synchronous)."""
+    import asyncio
+
+    return asyncio.run(coro)
+
+
+def verdict_of(evaluator, task, code):
+    """The evaluator's verdict on `code` for `task` (from its cache when already verified)."""
+    from kgym.contract import EvalRequest
+
+    return run(evaluator.evaluate(EvalRequest.for_task(task, code)))

@@ -1,7 +1,7 @@
 """Single-turn episodes and groups through the real verifier (CPU interpreter, tiny relu-v1)."""
 
 import pytest
-from episodes_helpers import fenced
+from episodes_helpers import fenced, run
 
 from kgym.episodes import GroupConfig, KernelEnv, rollout_group, score_group
 from kgym.reward import RewardConfig, loose_credit, reward
@@ -13,31 +13,33 @@ def answers(*texts):
 
 def test_single_turn_prompt_and_answer(evaluator, relu):
     env = KernelEnv(evaluator)
-    opening = env.reset(relu, "single", episode_id="s1")
+    opening = run(env.reset(relu, "single", episode_id="s1"))
     assert opening == [{"role": "user", "content": relu.prompt()}]
     text = fenced(relu.wrong) + "\nOn second thought:\n" + fenced(relu.solution)  # the last block wins
-    s = env.step({"role": "assistant", "content": text})
+    s = run(env.step({"role": "assistant", "content": text}))
     r = env.result()
-    assert s.done and r.end_reason == "answered" and r.turns == 1 and r.submissions == 1
+    assert s.terminated and not s.truncated and env.done
+    assert r.end_reason == "answered" and r.turns == 1 and r.submissions == 1
     assert r.final.candidate == relu.solution.rstrip() + "\n" and r.solved
     assert s.reward == r.reward == reward(r.final.verdict, RewardConfig()) > 0
 
 
-@pytest.mark.parametrize("text, end", [("I would use tl.maximum.", "no_code"),
-                                       ("```python\nimport triton\n@triton.jit\ndef k(", "truncated")])
-def test_single_turn_without_usable_code_scores_zero_unverified(evaluator, relu, text, end):
+@pytest.mark.parametrize("text, end, cut", [("I would use tl.maximum.", "no_code", False),
+                                            ("```python\nimport triton\n@triton.jit\ndef k(", "truncated", True)])
+def test_single_turn_without_usable_code_scores_zero_unverified(evaluator, relu, text, end, cut):
     env = KernelEnv(evaluator)
-    env.reset(relu, "single")
+    run(env.reset(relu, "single"))
     before = evaluator.verified
-    s = env.step(text)
+    s = run(env.step(text))
     r = env.result()
-    assert s.done and s.reward == 0.0 and r.end_reason == end and r.evaluations == [] and r.reason
+    assert (s.terminated, s.truncated) == (not cut, cut)  # a cut-off answer is truncated by the length limit
+    assert s.reward == 0.0 and r.end_reason == end and r.evaluations == [] and r.reason
     assert evaluator.verified == before
 
 
 def test_a_group_where_all_fail_gets_loose_credit(evaluator, relu):
-    eps = rollout_group(evaluator, relu, answers(*[fenced(relu.wrong)] * 4 + ["no code here"] * 4),
-                        "single", "g-fail")
+    eps = run(rollout_group(evaluator, relu, answers(*[fenced(relu.wrong)] * 4 + ["no code here"] * 4),
+                            "single", "g-fail"))
     g = score_group(eps)
     assert g.loose_applied and not g.all_equal and not g.resample
     wrong = eps[0].final.verdict
@@ -49,22 +51,23 @@ def test_a_group_where_all_fail_gets_loose_credit(evaluator, relu):
 
 
 def test_a_group_with_a_solution_gets_no_loose_credit(evaluator, relu):
-    eps = rollout_group(evaluator, relu, answers(fenced(relu.solution), *[fenced(relu.wrong)] * 7), "single", "g-ok")
+    eps = run(rollout_group(evaluator, relu, answers(fenced(relu.solution), *[fenced(relu.wrong)] * 7), "single",
+                            "g-ok"))
     g = score_group(eps)
     assert not g.loose_applied and not g.all_equal
     assert g.rewards == [e.base_reward for e in eps] and g.rewards[0] > g.rewards[1]
 
 
 def test_an_all_equal_group_is_flagged_for_resampling(evaluator, relu):
-    g = score_group(rollout_group(evaluator, relu, answers(*[fenced(relu.wrong)] * 8), "single", "g-same"))
+    g = score_group(run(rollout_group(evaluator, relu, answers(*[fenced(relu.wrong)] * 8), "single", "g-same")))
     assert g.all_equal and g.resample and g.loose_applied
-    g = score_group(rollout_group(evaluator, relu, answers(*["no block"] * 8), "single", "g-zero"))
+    g = score_group(run(rollout_group(evaluator, relu, answers(*["no block"] * 8), "single", "g-zero")))
     assert g.all_equal and g.rewards == [0.0] * 8
 
 
 def test_group_size_mismatch_is_noted_and_mixed_groups_refused(evaluator, relu):
-    eps = rollout_group(evaluator, relu, answers("a", "b"), "single", "g-two")
+    eps = run(rollout_group(evaluator, relu, answers("a", "b"), "single", "g-two"))
     assert score_group(eps, config=GroupConfig(size=8)).notes
-    other = rollout_group(evaluator, relu, answers("c"), "single", "g-other")
+    other = run(rollout_group(evaluator, relu, answers("c"), "single", "g-other"))
     with pytest.raises(ValueError):
         score_group(eps + other)

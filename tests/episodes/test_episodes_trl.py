@@ -4,6 +4,7 @@ the tool environment's tools and schemas (transformers reads them as TRL does)."
 import inspect
 
 import pytest
+from episodes_helpers import verdict_of
 
 from kgym.episodes import ModeMix
 from kgym.episodes.trl_adapter import (KgymReward, KgymToolEnv, SingleTurnEnv, build_dataset, completion_text,
@@ -45,7 +46,7 @@ def test_reward_function_has_trls_signature_and_scores_groups(evaluator, relu):
     out = fn(prompts=[None] * 3, completions=[assistant(wrong), assistant("no code"), wrong],
              completion_ids=[[1]] * 3, task_spec=[spec] * 3, mode=["single"] * 3, trainer_state=None,
              log_metric=lambda k, v: logged.setdefault(k, v), log_extra=lambda k, v: logged.setdefault(k, v))
-    v = evaluator.evaluate(relu, relu.wrong)[1]
+    v = verdict_of(evaluator, relu, relu.wrong)
     cfg = RewardConfig()
     assert out == [pytest.approx(reward(v, cfg) + loose_credit(v, cfg)), 0.0, pytest.approx(out[0])]
     assert [d["end_reason"] for d in fn.last] == ["answered", "no_code", "answered"]
@@ -81,7 +82,7 @@ def test_tool_env_runs_a_repair_episode_and_the_reward_reads_it(evaluator, relu)
     idle.reset(**row)  # never submits: reward 0
     out = KgymReward(evaluator)(prompts=[None, None], completions=[assistant(""), assistant("")],
                                 task_spec=[row["task_spec"]] * 2, mode=["repair"] * 2, environments=[env, idle])
-    v = evaluator.evaluate(relu, relu.wrong)[1]
+    v = verdict_of(evaluator, relu, relu.wrong)
     assert out == [pytest.approx(reward(v, RewardConfig()) + loose_credit(v, RewardConfig())), 0.0]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kgym.episodes.extract import extract_code
+from kgym.answers import extract_code
 from kgym.kernelbench.generations import read_generations
 from kgym.kernelbench.hybrid import keeps_torch_op
 from kgym.verify.policy import check_source

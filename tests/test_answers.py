@@ -1,6 +1,9 @@
-"""Code extraction: the rules of kgym.episodes.extract (no block, several blocks, truncation)."""
+"""Code extraction: the rules of kgym.answers (no block, several blocks, truncation)."""
 
-from kgym.episodes import extract_code
+import subprocess
+import sys
+
+from kgym.answers import extract_code
 
 
 def test_single_python_block():
@@ -40,3 +43,9 @@ def test_longer_fences_hold_inner_backticks():
 def test_indented_fence_and_tag_case():
     e = extract_code("  ```Python\ny = 2\n  ```\n")
     assert e.ok and e.code == "y = 2\n"
+
+
+def test_answers_import_neither_episodes_nor_torch():
+    code = "import sys, kgym.answers; print(sorted(m for m in ('torch', 'kgym.episodes') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
