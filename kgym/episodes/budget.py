@@ -10,7 +10,8 @@ ends with the error) and says how much was cut. Does not decide budgets: `Episod
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 TokenCounter = Callable[[str], int]
 BYTES_PER_TOKEN = 3

@@ -25,9 +25,9 @@ or pad (`kgym.rl.packing`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Sequence
 
 from kgym.episodes.result import EpisodeResult
 from kgym.episodes.tokens import TurnSample

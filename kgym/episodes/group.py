@@ -12,8 +12,8 @@ decides) and does not compute advantages.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from kgym.contract import Verdict
 from kgym.episodes.result import EpisodeResult

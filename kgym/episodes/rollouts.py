@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Awaitable, Callable, Union
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from kgym.contract import Mode
 from kgym.episodes.env import EpisodeConfig, KernelEnv
@@ -22,9 +23,9 @@ from kgym.episodes.result import EpisodeResult
 from kgym.episodes.tokens import TurnSample
 from kgym.tasks.task import Task
 
-Message = Union[dict[str, Any], str]
-PolicyOutput = Union[Message, tuple[Message, TurnSample]]
-Policy = Callable[[list[dict[str, Any]]], Union[PolicyOutput, Awaitable[PolicyOutput]]]
+Message = dict[str, Any] | str
+PolicyOutput = Message | tuple[Message, TurnSample]
+Policy = Callable[[list[dict[str, Any]]], PolicyOutput | Awaitable[PolicyOutput]]
 
 
 async def act(policy: Policy, messages: list[dict[str, Any]]) -> tuple[Message, TurnSample | None]:

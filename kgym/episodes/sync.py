@@ -15,7 +15,8 @@ the env and tools directly. Does not run anything concurrently: for that, use th
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Coroutine, TypeVar
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 

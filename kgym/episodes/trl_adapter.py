@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from kgym.contract import EndReason, Mode, Verdict
 from kgym.episodes.env import EpisodeConfig

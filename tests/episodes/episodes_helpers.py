@@ -32,3 +32,35 @@ def verdict_of(evaluator, task, code):
     from kgym.contract import EvalRequest
 
     return run(evaluator.evaluate(EvalRequest.for_task(task, code)))
+
+
+def passing_verdict(speedup: float = 2.0):
+    """A verdict that passes every case, stably timed, `speedup` times faster than both baselines."""
+    from kgym.contract import CaseResult, Timing, Verdict
+
+    return Verdict(passed=True, cases=[CaseResult(n, True, 0.0, 0.0, True) for n in ("nominal", "x3", "neg")],
+                   timings={"candidate": Timing(1.0, 0.01, 5, True, "host")}, speedup_eager=speedup,
+                   speedup_compile=speedup / 2)
+
+
+class SleepyEvaluator:
+    """An Evaluator without a verifier: each evaluate awaits a sleep and counts how many are in flight."""
+
+    def __init__(self, verdict=None, delay: float = 0.01):
+        self.verdict = verdict or passing_verdict()
+        self.delay = delay
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.requests = []
+
+    async def evaluate(self, request):
+        import asyncio
+
+        self.requests.append(request)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.delay)
+            return self.verdict
+        finally:
+            self.in_flight -= 1

@@ -1,10 +1,11 @@
 """Single-turn episodes and groups through the real verifier (CPU interpreter, tiny relu-v1)."""
 
 import pytest
-from episodes_helpers import fenced, run
 
 from kgym.episodes import GroupConfig, KernelEnv, rollout_group, score_group
 from kgym.reward import RewardConfig, loose_credit, reward
+
+from episodes_helpers import fenced, run
 
 
 def answers(*texts):

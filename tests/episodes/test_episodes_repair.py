@@ -1,9 +1,9 @@
 """Repair episodes through the real verifier (CPU interpreter, tiny relu-v1): scripted policies."""
 
-from episodes_helpers import call, run, says
-
 from kgym.episodes import EpisodeConfig, KernelEnv, rollout
 from kgym.reward import RewardConfig, reward
+
+from episodes_helpers import call, run, says
 
 
 def scripted(*messages):

@@ -4,13 +4,21 @@ the tool environment's tools and schemas (transformers reads them as TRL does)."
 import inspect
 
 import pytest
-from episodes_helpers import verdict_of
 
 from kgym.episodes import ModeMix
-from kgym.episodes.trl_adapter import (KgymReward, KgymToolEnv, SingleTurnEnv, build_dataset, completion_text,
-                                       environment_factories, task_rows)
+from kgym.episodes.trl_adapter import (
+    KgymReward,
+    KgymToolEnv,
+    SingleTurnEnv,
+    build_dataset,
+    completion_text,
+    environment_factories,
+    task_rows,
+)
 from kgym.reward import RewardConfig, loose_credit, reward
 from kgym.tasks.prompts import TOOLS
+
+from episodes_helpers import verdict_of
 
 
 def assistant(text):

@@ -8,7 +8,6 @@ from kgym.episodes import EpisodeConfig, ModeMix, estimate_tokens, parse_tool_ca
 from kgym.tasks.prompts import TOOLS
 
 
-
 def test_estimate_is_bytes_over_three():
     assert estimate_tokens("") == 0
     assert estimate_tokens("abc") == 1 and estimate_tokens("abcd") == 2
