@@ -17,6 +17,8 @@ from typing import Any, Callable, Iterable
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
+from kgym.verify import accessors
+
 # aten ops (overload packets) that move or lay out memory without computing on values.
 ALLOWED_OPS = frozenset({
     # allocation
@@ -46,6 +48,39 @@ LIBRARY_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "convolution", "_convo
                          "cudnn_convolution", "mkldnn_convolution", "convolution_overrideable"})
 
 
+# RNG initialisation of parameters, allowed while the candidate is imported and built (not in forward).
+INIT_OPS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_",
+                      "cauchy_", "log_normal_", "randn", "rand", "randint", "randperm", "randn_like",
+                      "rand_like", "randint_like", "normal", "bernoulli"})
+# For the output-provenance rule: ops whose result is a new storage with no content, ops whose result
+# is a copy of their first argument, and in-place writes as (destination, source or None) positions.
+FRESH_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
+                       "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
+                       "new_full", "empty_permuted"})
+COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fresh_copy"})
+WRITE_OPS = {"copy_": (0, 1), "fill_": (0, None), "zero_": (0, None), "_copy_from": (1, 0),
+             "_copy_from_and_resize": (1, 0)}
+
+
+def _holds_subclass(items: Iterable[Any]) -> bool:
+    """Is any argument (or element of a list/tuple argument) a tensor of a subclass of torch.Tensor?"""
+    for x in items:
+        if type(x) in (list, tuple):
+            if _holds_subclass(x):
+                return True
+        elif isinstance(x, torch.Tensor) and not accessors.is_plain_tensor(x):
+            return True
+    return False
+
+
+def _plain_tensors(result: Any) -> list[torch.Tensor]:
+    if accessors.is_plain_tensor(result):
+        return [result]
+    if type(result) in (list, tuple):
+        return [t for t in result if accessors.is_plain_tensor(t)]
+    return []
+
+
 def op_name(func: Any) -> str:
     """'aten::relu.default' -> 'relu' (the overload packet)."""
     name = func.name() if hasattr(func, "name") else str(func)
@@ -73,6 +108,11 @@ class ComputeGuard(TorchDispatchMode):
         self.report = report
         self.violations: list[str] = []
         self.library_calls: list[str] = []
+        # "init" while the candidate is imported and built (RNG initialisation allowed too), "run"
+        # from then until the process exits: the guard stays on the mode stack for good.
+        self.phase = "run"
+        self.trusted = 0  # > 0 inside the harness's own sections, which never call candidate code
+        self.provenance: Any = None  # a provenance.Provenance, told what each op wrote
 
     def record(self, what: str) -> None:
         self.violations.append(what)
@@ -80,15 +120,24 @@ class ComputeGuard(TorchDispatchMode):
             self.report("isolation", f"PyTorch computed in forward(): {what}")
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if self.trusted:
+            return func(*args, **kwargs)
         name = op_name(func)
         namespace = func.namespace if hasattr(func, "namespace") else "aten"
-        kwargs = kwargs or {}
+        if types or _holds_subclass(args) or _holds_subclass(kwargs.values()):
+            # A subclass's __torch_dispatch__ would run below this mode, unjudged (the mode is
+            # popped while an op it allowed runs): refused before any of its code runs.
+            self.record(f"{namespace}::{name} on a tensor subclass")
+            raise IsolationViolation("kgym guard: tensor subclasses are not allowed in the candidate's process")
+        if self.phase == "init":
+            return self._init_op(func, namespace, name, args, kwargs)
         if namespace in ("aten", "prim") and name in ALLOWED_OPS:
             if self.device_type == "cuda" and name in HOST_COPY_OPS and _touches_host(args, kwargs):
                 self.record(f"{namespace}::{name} to or from host memory")
                 raise IsolationViolation("kgym guard: copying data to or from the host in forward() is not "
                                          "allowed on a GPU")
-            return func(*args, **kwargs)
+            return self._track(name, args, kwargs, func(*args, **kwargs))
         if self.hybrid and namespace == "aten" and name in LIBRARY_OPS:
             self.library_calls.append(name)
             if len(self.library_calls) == 1:
@@ -98,6 +147,37 @@ class ComputeGuard(TorchDispatchMode):
             self.record(f"{namespace}::{name}")
         raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed "
                                  "in forward(); write it as a Triton kernel")
+
+    def _init_op(self, func, namespace: str, name: str, args: tuple, kwargs: dict) -> Any:
+        """While the candidate is imported and built: allocation, views, copies (host ones too: the
+        model moves to the device) and RNG initialisation of parameters; no arithmetic."""
+        if namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS):
+            return func(*args, **kwargs)
+        self.record(f"{namespace}::{name} while the candidate was imported or built")
+        raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed in "
+                                 "__init__ or at import; only parameter creation, RNG initialisation and copies")
+
+    def _track(self, name: str, args: tuple, kwargs: dict, result: Any) -> Any:
+        """Tell the provenance tracker what an allowed op wrote (see provenance.py)."""
+        prov = self.provenance
+        if prov is None:
+            return result
+        if name in FRESH_OPS:
+            for t in _plain_tensors(result):
+                prov.allocated(accessors.storage_ptr(t))
+        elif name in COPY_RESULT_OPS or name == "copy":
+            src = args[1] if name == "copy" else (args[0] if args else None)
+            for t in _plain_tensors(result):
+                if accessors.is_plain_tensor(src):
+                    prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src))
+        elif name in WRITE_OPS:
+            dst_i, src_i = WRITE_OPS[name]
+            dst = args[dst_i] if len(args) > dst_i else None
+            src = args[src_i] if src_i is not None and len(args) > src_i else None
+            if accessors.is_plain_tensor(dst):
+                prov.copied(accessors.storage_ptr(dst),
+                            accessors.storage_ptr(src) if accessors.is_plain_tensor(src) else None)
+        return result
 
     def stack_intact(self) -> bool:
         """After forward: is this guard still the innermost mode, and the only one?"""
@@ -110,11 +190,23 @@ COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "ei
                            "feature_dropout", "alpha_dropout"})
 
 
+def _aten_children(evt: Any) -> list[Any]:
+    """The nearest aten ops below `evt`, looking through non-aten ranges (user annotations, runtime)."""
+    found = []
+    for c in evt.cpu_children:
+        if c.name.startswith("aten::"):
+            found.append(c)
+        else:
+            found.extend(_aten_children(c))
+    return found
+
+
 def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[str], int]:
     """Aten ops in a profile of one forward that compute. Returns (forbidden op names, library calls).
 
-    Walks each top-level aten op: allowed ops pass, one library call passes on hybrid tasks (with
-    everything nested in it), composite ops are judged by the ops they decompose into."""
+    Walks each top-level aten op of every thread: allowed ops pass and the ops nested below them are
+    judged in turn, one library call passes on hybrid tasks (with everything nested in it),
+    composite ops are judged by the ops they decompose into."""
     forbidden: list[str] = []
     library = 0
 
@@ -122,13 +214,17 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
         nonlocal library
         op = evt.name.split("::", 1)[1]
         if op in ALLOWED_OPS:
+            # Ops nested below an allowed one are judged too: a tensor subclass's or a mode's
+            # __torch_dispatch__ runs below the clone or copy that reached it.
+            for c in _aten_children(evt):
+                judge(c)
             return
         if hybrid and op in LIBRARY_OPS:
             library += 1
             if library > 1:
                 forbidden.append(evt.name + " (second library call)")
             return
-        children = [c for c in evt.cpu_children if c.name.startswith("aten::")]
+        children = _aten_children(evt)
         if op in COMPOSITE_OPS and children:
             for c in children:
                 judge(c)
