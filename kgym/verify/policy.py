@@ -5,6 +5,11 @@ the defence: the runtime tripwires of the child process (`kgym.verify.guard`) an
 the trusted parent are. What it does:
 - imports: only the modules in ALLOWED_IMPORTS (torch, torch.nn, triton, triton.language, math, ...);
 - names: no eval/exec/compile/open/__import__/globals/..., no getattr/setattr with a computed name;
+  every name read is bound by the candidate or an allowed builtin, and the import runs no candidate
+  code (`kgym.verify.free_names`: the Triton interpreter injects `np` and friends into the module);
+- evaluators: nothing that turns a string into an object (typing's get_type_hints and ForwardRef,
+  str.format's attribute fields, three-argument type(), torch.load's unpickler, getattr/hasattr/type
+  as values); `from typing import X` only for the annotation names in TYPING_NAMES;
 - attributes: no dunders but `__init__`, no private (`_x`) attribute except on `self`, none of the
   escape hatches in BANNED_ATTRIBUTES (torch.ops, torch.compile, .numpy(), timers, module handles);
 - no assignment to attributes of imported modules (monkeypatching timers, Triton, torch);
@@ -18,6 +23,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from kgym.verify.free_names import check_names
+
 ALLOWED_IMPORTS = (
     "torch",
     "torch.nn",
@@ -28,15 +35,25 @@ ALLOWED_IMPORTS = (
     "math",
     "__future__",
 )
-# `typing` re-exports stdlib modules (typing.operator.attrgetter reaches any name from a string):
-# only `from typing import X` for X in typing.__all__ is allowed, never the module itself.
-TYPING_NAMES = frozenset(__import__("typing").__all__)
+# `typing` re-exports stdlib modules (typing.operator.attrgetter reaches any name from a string) and
+# holds evaluators (get_type_hints evaluates string annotations: it reached torch._C.TensorBase.numpy;
+# ForwardRef; NamedTuple and TypedDict build classes through eval/exec). Only `from typing import X`
+# for these names, which annotate and evaluate nothing, is allowed; never the module itself.
+TYPING_NAMES = frozenset({
+    "Any", "Optional", "Union", "Tuple", "List", "Dict", "Set", "FrozenSet", "Sequence", "Mapping",
+    "MutableMapping", "MutableSequence", "Iterable", "Iterator", "Callable", "Type", "Literal", "Final",
+    "ClassVar", "Annotated", "NoReturn", "Collection", "Container", "Hashable", "Sized", "Generator",
+    "SupportsInt", "SupportsFloat", "SupportsIndex", "TYPE_CHECKING", "cast", "overload", "final",
+})
 
 BANNED_NAMES = {
     "eval", "exec", "compile", "open", "__import__", "globals", "locals", "vars", "breakpoint",
     "input", "exit", "quit", "help", "memoryview", "__builtins__", "__loader__", "__spec__",
-    "delattr", "setattr",
+    "delattr", "setattr", "bytearray", "id", "aiter", "anext",
 }
+# Builtins that look names up or build classes from strings: allowed only as direct calls, getattr and
+# hasattr with a constant name (checked like an attribute), type with one argument.
+CALL_ONLY_NAMES = {"getattr", "hasattr", "type"}
 
 # Attribute names that reach private machinery, other processes, raw memory, timers or the guard.
 BANNED_ATTRIBUTES = {
@@ -66,6 +83,11 @@ BANNED_ATTRIBUTES = {
     "collections", "copy", "enum", "json", "re", "struct", "mmap", "resource", "kgym",
     # Python-level compute on tensor memory, out of the dispatcher's sight
     "apply_", "map_", "map2_", "as_tensor", "asarray", "__array__", "__dlpack__",
+    # raw addresses: what numpy's __array_interface__ or ctypes need to read tensor memory
+    "data_ptr", "_cdata",
+    # string evaluators: format fields read attributes ('{0.__class__}'), custom classes by name
+    "format", "format_map", "vformat", "Formatter", "classes", "get_type_hints", "get_annotations",
+    "ForwardRef", "evaluate_forward_ref", "NamedTuple", "TypedDict", "namedtuple", "make_dataclass",
 }
 
 ALLOWED_DUNDERS = {"__init__"}
@@ -111,9 +133,48 @@ def _module_allowed(name: str) -> bool:
     return name in ALLOWED_MODULES or name.startswith("triton.language.")
 
 
+# Callables of the allowed modules that evaluate strings or reach objects by name (the unpickler).
+_BANNED_CALLABLES = ("torch.load", "torch.save")
+
+
+def _foreign(obj: object) -> str | None:
+    """A function or class that allowed modules merely re-export from elsewhere (torch.cuda's
+    lru_cache is functools', torch.nn.functional's Callable is typing's): its stdlib name, or None.
+    torch, triton and math are the libraries the allow-list means; builtins only as ALLOWED_BUILTINS."""
+    import types
+
+    from kgym.verify.free_names import ALLOWED_BUILTINS
+
+    if not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        return None
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", getattr(obj, "__name__", "?"))
+    if not isinstance(module, str):
+        return None
+    if module == "builtins":
+        return None if name in ALLOWED_BUILTINS or name in ("NoneType", "ellipsis") else f"builtins.{name}"
+    if module.partition(".")[0] in ("torch", "triton", "math"):
+        full = f"{module}.{name}"
+        return full if any(obj is _named(b) for b in _BANNED_CALLABLES) else None
+    return f"{module}.{name}"
+
+
+def _named(path: str) -> object:
+    import importlib
+
+    module, _, attr = path.rpartition(".")
+    return getattr(importlib.import_module(module), attr, None)
+
+
+def _reaches(bad: str) -> str:
+    """How a violation names what a chain reached: a module, or a callable from elsewhere."""
+    return f"{bad[1:]!r} (a callable from outside torch, triton and math, or one that unpickles)" \
+        if bad.startswith("=") else f"the module {bad!r}"
+
+
 def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
     """Follow `root.a.b...` on the real modules (in the trusted parent); the first module reached
-    that is not allowed, or None."""
+    that is not allowed (or callable re-exported from elsewhere, or banned), or None."""
     import importlib
     import types
 
@@ -129,7 +190,11 @@ def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
         if isinstance(obj, types.ModuleType):
             if not _module_allowed(obj.__name__):
                 return obj.__name__
-        elif not isinstance(obj, type):
+            continue
+        foreign = _foreign(obj)
+        if foreign is not None:
+            return "=" + foreign  # a callable, not a module (see _reaches)
+        if not isinstance(obj, type):
             return None  # functions and values: what they hold is not reachable by attribute chains
     return None
 
@@ -183,7 +248,10 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "import", "relative imports are not allowed")
         for alias in node.names:
             full = f"{module}.{alias.name}"
-            if module == "typing" and alias.name in TYPING_NAMES:
+            if module == "typing":
+                if alias.name not in TYPING_NAMES:
+                    self.flag(node, "import", f"'from typing import {alias.name}' is not allowed (typing "
+                              f"names for annotations only: {', '.join(sorted(TYPING_NAMES))})")
                 continue
             if alias.name == "*":
                 self.flag(node, "import", f"'from {module} import *' is not allowed")
@@ -201,7 +269,7 @@ class _Checker(ast.NodeVisitor):
             elif import_allowed(module):
                 bad = _resolve_chain(module, [alias.name])
                 if bad:
-                    self.flag(node, "module", f"'from {module} import {alias.name}' reaches the module {bad!r}, "
+                    self.flag(node, "module", f"'from {module} import {alias.name}' reaches {_reaches(bad)}, "
                               "which is not allowed")
                 real = _module_name(module, alias.name)
                 if real is not None:  # `from torch import cuda`: follow chains from it like from an import
@@ -216,7 +284,7 @@ class _Checker(ast.NodeVisitor):
         if isinstance(getattr(node, "ctx", None), ast.Load) and _resolves_to_module(self.module_paths[chain[0]], chain[1:]):
             bad = _resolve_chain(self.module_paths[chain[0]], chain[1:])
             if bad:  # say the worse thing: the module itself is off limits
-                self.flag(node, "module", f"{'.'.join(chain)} reaches the module {bad!r}, which is not allowed")
+                self.flag(node, "module", f"{'.'.join(chain)} reaches {_reaches(bad)}, which is not allowed")
             else:
                 self.flag(node, "module", f"{'.'.join(chain)} is a module used as a value; use it only as "
                           f"{'.'.join(chain)}.name")
@@ -233,6 +301,10 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         self._module_as_value(node, [node.id])
+        parent = getattr(node, "_parent", None)
+        if node.id in CALL_ONLY_NAMES and not (isinstance(parent, ast.Call) and parent.func is node):
+            self.flag(node, "name", f"{node.id!r} may only be called directly (as a value it looks names "
+                      "up from computed strings)")
         if node.id in BANNED_NAMES:
             self.flag(node, "name", f"use of {node.id!r} is not allowed")
         elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ("__name__",):
@@ -247,7 +319,7 @@ class _Checker(ast.NodeVisitor):
             bad = _resolve_chain(self.module_paths[chain[0]], chain[1:])
             already = any(v.rule == "module" and v.line == node.lineno for v in self.violations)
             if bad and not already:
-                self.flag(node, "module", f"{'.'.join(chain)} reaches the module {bad!r}, which is not allowed")
+                self.flag(node, "module", f"{'.'.join(chain)} reaches {_reaches(bad)}, which is not allowed")
         if isinstance(node.ctx, (ast.Store, ast.Del)) and _root_name(node) in self.module_names:
             self.flag(node, "monkeypatch", f"assigning to {ast.unparse(node)!r} (an attribute of an "
                       "imported module) is not allowed")
@@ -267,6 +339,8 @@ class _Checker(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr"):
+            if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
+                self.flag(node, "getattr", f"{func.id}() with unpacked arguments is not allowed")
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 self.flag(node, "getattr", f"{func.id}() with a computed attribute name is not allowed")
@@ -274,6 +348,8 @@ class _Checker(ast.NodeVisitor):
                 base = node.args[0]
                 self._check_attr_name(node, name.value, base)
         self.generic_visit(node)
+        if isinstance(func, ast.Name) and func.id == "type" and (len(node.args) != 1 or node.keywords):
+            self.flag(node, "name", "type() with more than one argument builds a class from computed names")
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDERS:
@@ -344,6 +420,8 @@ def check_source(source: str) -> PolicyResult:
             child._parent = parent  # noqa: SLF001 - the checker asks what a node is used in
     checker = _Checker()
     checker.visit(tree)
+    for p in check_names(tree, source):
+        checker.violations.append(PolicyViolation(p.line, p.rule, p.message))
     model_new = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == "ModelNew"]
     if not model_new:
         checker.flag(tree, "structure", "no top-level 'class ModelNew' found")
