@@ -2,6 +2,8 @@
 
     R = 0                                             if a hard gate failed (policy, compile, launch,
                                                       isolation, timeout, crash)
+    R = 0                                             if correctness failed with every hidden case
+                                                      passed (see `unwatched_failure`)
     R = w_c * c + w_s * s * [c = 1 and stable and not flagged] - churn
 
     c = fraction of the hidden cases passed (strict 1e-4 tolerance)
@@ -21,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from kgym.contract import Baseline, Verdict
+from kgym.contract import Baseline, Gate, Verdict
 
 BASELINES = tuple(Baseline)
 
@@ -66,8 +68,16 @@ def churn_penalty(submissions: int, cfg: RewardConfig) -> float:
     return min(cfg.churn_max, cfg.churn_per_submission * max(0, submissions - 1))
 
 
+def unwatched_failure(verdict: Verdict) -> bool:
+    """A correctness failure that no hidden case shows: the answer was right while watched and wrong
+    elsewhere (the timed runs, a tripwire). The verifier reports those as `isolation`; a verdict
+    that says `correctness` with every case passed (an older verifier, a stored row) is scored the
+    same way, so the correctness share never pays an answer that behaves differently when timed."""
+    return verdict.gate == Gate.CORRECTNESS and bool(verdict.cases) and verdict.fraction_passed == 1.0
+
+
 def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: int = 1) -> float:
-    if verdict.hard_failure:
+    if verdict.hard_failure or unwatched_failure(verdict):
         return 0.0
     c = verdict.fraction_passed
     cand = verdict.timings.get("candidate")
@@ -79,7 +89,7 @@ def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: in
 
 
 def loose_credit(verdict: Verdict, cfg: RewardConfig = RewardConfig()) -> float:
-    if verdict.hard_failure or not verdict.cases:
+    if verdict.hard_failure or unwatched_failure(verdict) or not verdict.cases:
         return 0.0
     return cfg.loose_weight * sum(1 for c in verdict.cases if c.passed_loose) / len(verdict.cases)
 
@@ -89,7 +99,8 @@ def group_rewards(verdicts: Sequence[Verdict], cfg: RewardConfig = RewardConfig(
     """Rewards of a group of answers to one task, with loose partial credit when all of them fail."""
     subs = submissions or [1] * len(verdicts)
     base = [reward(v, cfg, n) for v, n in zip(verdicts, subs)]
-    if any(v.cases and v.fraction_passed == 1.0 and not v.hard_failure for v in verdicts):
+    if any(v.cases and v.fraction_passed == 1.0 and not v.hard_failure and not unwatched_failure(v)
+           for v in verdicts):
         return base
     return [b + loose_credit(v, cfg) for b, v in zip(base, verdicts)]
 

@@ -72,3 +72,28 @@ def test_group_partial_credit_only_when_all_fail_and_below_verified():
     mixed = failing + [verdict(se=2.0)]
     assert group_rewards(mixed) == [reward(v) for v in mixed]
     assert loose_credit(verdict(gate="compile")) == 0.0
+
+
+def test_a_failure_no_hidden_case_shows_scores_zero():
+    """Class 9 of the verifier's second version: an answer right on every hidden case but wrong in its
+    timed runs (or caught by a tripwire) is a cheat, not a partly correct answer. The verifier reports
+    it as isolation (hard); a stored verdict saying correctness with all cases passed scores 0 too."""
+    timed_mismatch = verdict(gate="isolation")
+    timed_mismatch.reason = "timed runs: the output of timed run 3 is wrong for its inputs"
+    assert reward(timed_mismatch) == 0.0
+    old_style = verdict(gate="correctness", se=4.0)
+    assert old_style.fraction_passed == 1.0
+    assert reward(old_style) == 0.0
+    assert loose_credit(old_style) == 0.0
+    # ...and its group does not count as one where an answer passed every case
+    group = [old_style, verdict(passed_cases=2, gate="correctness")]
+    assert group_rewards(group) == [0.0, pytest.approx(0.5 * 2 / 5 + 0.05)]
+    # a correctness failure on the hidden cases keeps its partial credit
+    assert reward(verdict(passed_cases=4, gate="correctness")) == pytest.approx(0.4)
+
+
+def test_timing_tripwires_are_hard_but_unstable_timing_is_not():
+    """Timer tampering and hidden work are tripwires (isolation, 0); run-to-run variation alone is the
+    soft timing gate (correctness share, no speed)."""
+    assert reward(verdict(gate="isolation", se=4.0)) == 0.0
+    assert reward(verdict(gate="timing", se=4.0)) == pytest.approx(0.5)

@@ -343,10 +343,12 @@ class Verifier:
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
         if any(not _same(b, x) for b, x in bases):
-            v.fail("correctness", "the candidate modified its inputs during the timed runs")
+            # Watched (hidden cases) and timed behaviour differ: a hard gate, never partial credit.
+            v.fail("isolation", "timed runs: the candidate modified its inputs during the timed runs "
+                   "(it behaves differently when timed)")
             return None
         if reply.get("problem"):
-            v.fail("correctness", f"timed runs: {str(reply['problem'])[:2000]}")
+            v.fail("isolation", f"timed runs: {str(reply['problem'])[:2000]} (it behaves differently when timed)")
             return None
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
@@ -361,25 +363,25 @@ class Verifier:
             cmp = cases_mod.compare(buf, _reference_forward(model, run_inputs))
             del run_inputs
             if not cmp.passed:
-                v.fail("correctness", f"the output of timed run {k} is wrong for its inputs (a cached, "
+                v.fail("isolation", f"timed runs: the output of timed run {k} is wrong for its inputs (a cached, "
                        f"stale or skipped result?): {cmp.note}")
                 return None
         m = timing.Measurement(_floats(reply, "times_ms"), _floats(reply, "wall_ms"), _str(reply, "clock"))
         if len(m.times_ms) != runs or len(m.wall_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
             raise ChildFailure("crash", "the candidate's process returned malformed timings")
         if sum(m.wall_ms) > elapsed_ms:
-            v.fail("timing", f"the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
+            v.fail("isolation", f"timing tripwire: the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
                    f"clocked it ({elapsed_ms:.1f} ms): the timer was tampered with")
             return None
         if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
-            v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
+            v.fail("isolation", "timing tripwire: event times exceed the host wall clock: the timer was tampered with")
             return None
         calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock)
         if not calib.times_ms or len(calib.times_ms) != len(calib.wall_ms):
             raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
         hidden = m.hidden_ms - calib.hidden_ms
         if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
-            v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
+            v.fail("isolation", f"timing tripwire: work outside the timed stream: the host wall clock exceeds the CUDA events "
                    f"by {hidden:.3f} ms per run (side stream or thread?)")
             return None
         return m
