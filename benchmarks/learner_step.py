@@ -122,7 +122,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--no-quantize", action="store_true", help="bf16 base instead of NF4")
     ap.add_argument("--no-checkpointing", action="store_true", help="turn gradient checkpointing off")
     ap.add_argument("--device", default="auto")
-    ap.add_argument("--model-dir", default=None, help="where the random model is saved (default /tmp/kgym-bench/PRESET)")
+    ap.add_argument("--model-dir", default=None,
+                    help="where the random model is saved (default /tmp/kgym-bench/PRESET)")
     ap.add_argument("--json", default=None, help="also write the summary here")
     args = ap.parse_args(argv)
 

@@ -45,17 +45,30 @@ import random
 import resource
 import shutil
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Iterator
 
 import torch
 
-from kgym.rl import (AdvantageConfig, CispoConfig, CispoInputs, EntropyBonusConfig, EntropyController,
-                     LogProbShapingConfig, PaddedBatch, TrainBatch, cispo_loss, collate, group_advantages,
-                     plan_micro_batches, shape_advantages, token_logprobs_and_entropy)
+from kgym.rl import (
+    AdvantageConfig,
+    CispoConfig,
+    CispoInputs,
+    EntropyBonusConfig,
+    EntropyController,
+    LogProbShapingConfig,
+    PaddedBatch,
+    TrainBatch,
+    cispo_loss,
+    collate,
+    group_advantages,
+    plan_micro_batches,
+    shape_advantages,
+    token_logprobs_and_entropy,
+)
 
 ADAPTER = "default"  # the trainable RL adapter (peft saves "default" at the top of a directory)
 REFERENCE = "sft_reference"  # the frozen SFT adapter, the reference after SFT
@@ -479,4 +492,5 @@ class Learner:
         """The trainable adapter's weights (CPU copies), e.g. to compare two learners."""
         from peft import get_peft_model_state_dict
 
-        return {k: v.detach().cpu().clone() for k, v in get_peft_model_state_dict(self.model, adapter_name=ADAPTER).items()}
+        state = get_peft_model_state_dict(self.model, adapter_name=ADAPTER)
+        return {k: v.detach().cpu().clone() for k, v in state.items()}

@@ -16,8 +16,8 @@ Does not cover: token-level shaping of advantages (`kgym.rl.repo`), reward compu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 

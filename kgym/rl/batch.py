@@ -28,8 +28,8 @@ episode records themselves (`kgym.episodes`, which this module deliberately does
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 
 @dataclass(frozen=True)

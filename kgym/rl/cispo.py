@@ -75,7 +75,7 @@ class CispoConfig:
             raise ValueError(f"beta must be in [0, 10], not {self.beta}")
 
     @classmethod
-    def verl(cls, epsilon_low: float = 0.2, epsilon_high: float = 0.28, beta: float = 0.08) -> "CispoConfig":
+    def verl(cls, epsilon_low: float = 0.2, epsilon_high: float = 0.28, beta: float = 0.08) -> CispoConfig:
         return cls(bound=BoundMode.VERL, epsilon_low=epsilon_low, epsilon_high=epsilon_high, beta=beta)
 
     def bound_ratio(self, ratio: torch.Tensor) -> torch.Tensor:
@@ -157,5 +157,6 @@ def cispo_loss(inputs: CispoInputs, config: CispoConfig = CispoConfig()) -> Loss
     loss = policy_loss + kl_loss + entropy_loss
     clipped = (weight != ratio).to(mask.dtype)
     return LossOutput(loss=loss, policy_loss=policy_loss.detach().item(), kl_loss=kl_loss.detach().item(),
-                      entropy_loss=entropy_loss.detach().item(), kl=kl_mean, entropy=ent_mean, clip_fraction=masked_mean(clipped, mask).item(),
+                      entropy_loss=entropy_loss.detach().item(), kl=kl_mean, entropy=ent_mean,
+                      clip_fraction=masked_mean(clipped, mask).item(),
                       ratio_mean=masked_mean(ratio, mask).item(), tokens=tokens)

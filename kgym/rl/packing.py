@@ -14,8 +14,8 @@ Does not cover: the sample format (`kgym.rl.batch`), running the model (the lear
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 
@@ -55,7 +55,7 @@ class PaddedBatch:
     prompt_width: int  # P
     completion_width: int  # C
 
-    def to(self, device: torch.device | str) -> "PaddedBatch":
+    def to(self, device: torch.device | str) -> PaddedBatch:
         moved = {k: (v.to(device) if isinstance(v, torch.Tensor) else v) for k, v in self.__dict__.items()}
         return PaddedBatch(**moved)
 

@@ -1,8 +1,8 @@
 """Per-token log-probs and entropies from logits, and the masked token sums every loss term uses.
 
-Covers: `token_logprobs(logits, targets, temperature)` and `token_logprobs_and_entropy` (log-softmax in float32, gathered at the
-targets: bf16 logits lose ~1e-2 in logprob, more than the drift we want to measure);
-`token_entropy(logits)`; `masked_sum` / `masked_mean`.
+Covers: `token_logprobs(logits, targets, temperature)` and `token_logprobs_and_entropy`
+(log-softmax in float32, gathered at the targets: bf16 logits lose ~1e-2 in logprob, more than the
+drift we want to measure); `token_entropy(logits)`; `masked_sum` / `masked_mean`.
 
 Normalisation (why a global token count): the loss of one optimizer step is
 sum over every loss token of the step / (number of loss tokens of the step), the DAPO/TRL-"cispo"

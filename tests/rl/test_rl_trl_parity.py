@@ -2,10 +2,11 @@
 its training step calls) and through kgym's learner gives the same loss, within 1e-6.
 
 Where the definitions coincide: bound mode 'trl' (ratio capped at epsilon_high, detached), token-level
-ratios, k3 KL with beta (plain, and TRL's default bias-corrected k3 * r), the loss divided by the count of loss tokens, no entropy bonus, temperature
-1, prompts of equal length (TRL passes no position ids, so left padding would shift its positions;
-kgym's collate counts positions from the attention mask). TRL's own log-probs (its fused lm head)
-meet kgym's `Learner._forward` log-probs, so the comparison covers the logit slicing too.
+ratios, k3 KL with beta (plain, and TRL's default bias-corrected k3 * r), the loss divided by the
+count of loss tokens, no entropy bonus, temperature 1, prompts of equal length (TRL passes no
+position ids, so left padding would shift its positions; kgym's collate counts positions from the
+attention mask). TRL computes its own log-probs (its fused lm head); kgym's side slices the logits as
+`Learner._forward` does (collate's layout, logits_to_keep = C + 1), so the comparison covers that too.
 The trainer is built on the tiny model and never trained: `_compute_loss` is called in eval mode,
 where TRL's cispo normaliser is exactly `num_items_in_batch`.
 """
@@ -57,7 +58,8 @@ def test_trl_cispo_loss_matches(trainer):
     with torch.no_grad():
         out = model(input_ids=pb.input_ids, attention_mask=pb.attention_mask, position_ids=pb.position_ids,
                     logits_to_keep=C + 1)
-        logp_now = torch.log_softmax(out.logits[:, :-1].float(), -1).gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
+        logp_now = torch.log_softmax(out.logits[:, :-1].float(), -1)
+        logp_now = logp_now.gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
     # old and reference log-probs away from the current ones, so some ratios pass the 1.5 cap
     old = logp_now + torch.randn(B, C, generator=g) * 0.6
     ref = logp_now + torch.randn(B, C, generator=g) * 0.3
