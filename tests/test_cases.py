@@ -65,3 +65,25 @@ def test_transforms_apply_to_floating_inputs_only():
         expect = {"nominal": base, "x3": base * 3, "x0.01": base * 0.01, "negated": -base, "abs": base.abs()}[name]
         assert torch.allclose(x, expect)
     assert math.isclose(float(cases.STRICT_TOL), 1e-4)
+
+
+def test_float64_is_compared_at_a_float64_tolerance():
+    """Class 8: a float64 reference was judged at float32's 1e-4 (and both sides were cast to float32
+    first), so float32 arithmetic passed a float64 task."""
+    r = torch.randn(10_000, dtype=torch.float64)
+    fp32_rounded = r.float().double()  # what computing in float32 leaves
+    c = cases.compare(fp32_rounded, r)
+    assert not c.passed and c.passed_loose, c.note
+    honest = r * (1 + 1e-14)  # a float64 reordering of the same sums
+    assert cases.compare(honest, r).passed
+    assert cases.tolerance_for(torch.float64) == 1e-9
+    assert cases.tolerance_for(torch.float32) == cases.STRICT_TOL
+    assert cases.tolerance_for(torch.float16) == 1e-3
+
+
+def test_a_declared_tolerance_replaces_the_dtype_tolerance():
+    r = torch.randn(1000, dtype=torch.float64)
+    off = r * (1 + 1e-6)
+    assert not cases.compare(off, r).passed
+    assert cases.compare(off, r, tolerance=1e-5).passed
+    assert not cases.compare(r * (1 + 3e-4), r.float().double() * 0 + r, tolerance=1e-4).passed

@@ -8,6 +8,10 @@ process never sees. Inputs are generated on the verification device (`with torch
 Tolerance, per element: |out - ref| <= tol * |ref| + tol * min(1, mean|ref|), tol = 1e-4 for FP32:
 KernelBench's atol = rtol = 1e-4, with the absolute part scaled down for small outputs (the x0.01
 case) so a wrong answer cannot hide under it. NaN/Inf where the reference has none fails.
+Tolerance by dtype: fp16 1e-3, bf16 1e-2, float64 1e-9 (float32 arithmetic, 2^-24 ~ 6e-8 per rounding,
+cannot pass it; honest float64 reorderings differ by ~1e-15), unless the task declares its own
+(`VerifyConfig.tolerance`). Values are compared in float64 when the reference is float64 (casting
+both to float32 first would hide exactly the error the tolerance is there to see).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
 STRICT_TOL = 1e-4
 LOOSE_TOL = 1e-2
 # Tolerance for outputs that are not float32 (a reference in fp16/bf16 keeps its own precision).
-_DTYPE_TOL = {torch.float16: 1e-3, torch.bfloat16: 1e-2, torch.float64: 1e-7}
+_DTYPE_TOL = {torch.float16: 1e-3, torch.bfloat16: 1e-2, torch.float64: 1e-9}
 
 
 def case_seed(secret: bytes, public_seed: int, case: str) -> int:
@@ -63,15 +67,24 @@ class Comparison:
     note: str = ""
 
 
-def _tol_for(dtype: torch.dtype, strict: float) -> float:
-    return max(strict, _DTYPE_TOL.get(dtype, 0.0)) if dtype != torch.float64 else strict
+def tolerance_for(dtype: torch.dtype, declared: float | None = None) -> float:
+    """The strict tolerance of an output dtype: the task's declared one, else the dtype's own (float64
+    is tighter than float32's 1e-4, half types looser)."""
+    if declared is not None:
+        if not (0 < declared < 1):
+            raise ValueError(f"a declared tolerance must lie in (0, 1), not {declared!r}")
+        return declared
+    if dtype == torch.float64:
+        return _DTYPE_TOL[torch.float64]
+    return max(STRICT_TOL, _DTYPE_TOL.get(dtype, 0.0))
 
 
 CHUNK = 1 << 26  # elements compared at a time: bounded extra memory for multi-GB outputs
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
-    """Is `out` within tolerance of `ref`? Both are tensors of the same shape and dtype."""
+def compare(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None) -> Comparison:
+    """Is `out` within tolerance of `ref`? Both are tensors of the same shape and dtype. `tolerance`:
+    the task's declared strict tolerance (None: the dtype's, see `tolerance_for`)."""
     if not ref.is_floating_point():
         equal = torch.equal(out, ref)
         return Comparison(equal, equal, None, None, "" if equal else "integer output differs")
@@ -79,20 +92,21 @@ def compare(out: torch.Tensor, ref: torch.Tensor) -> Comparison:
     n = r_all.numel()
     if n == 0:
         return Comparison(True, True, 0.0, 0.0)
+    work = torch.float64 if ref.dtype == torch.float64 else torch.float32
     abs_sum, finite_n = 0.0, 0
     for i in range(0, n, CHUNK):
-        r = r_all[i:i + CHUNK].float()
+        r = r_all[i:i + CHUNK].to(work)
         fin = torch.isfinite(r)
         abs_sum += float(r.abs().where(fin, 0).sum(dtype=torch.float64))
         finite_n += int(fin.sum())
     scale = min(1.0, abs_sum / finite_n) if finite_n else 1.0
-    strict = _tol_for(ref.dtype, STRICT_TOL)
+    strict = tolerance_for(ref.dtype, tolerance)
     loose_tol = max(LOOSE_TOL, strict)
     max_abs = max_rel = 0.0
     bad_strict = bad_loose = 0
     first_bad: list[str] = []
     for i in range(0, n, CHUNK):
-        o, r = o_all[i:i + CHUNK].float(), r_all[i:i + CHUNK].float()
+        o, r = o_all[i:i + CHUNK].to(work), r_all[i:i + CHUNK].to(work)
         fin = torch.isfinite(r)
         if bool((fin & ~torch.isfinite(o)).any()):
             k = int((fin & ~torch.isfinite(o)).sum())

@@ -51,6 +51,7 @@ class VerifyConfig:
     memory_limit_gb: float | None = None  # default: 32 GB on CUDA, 8 GB on CPU
     static_policy: bool = True  # gate 1; switched off only to test the runtime tripwires alone
     profile_forwards: bool = True  # run the correctness forwards under the profiler as well
+    tolerance: float | None = None  # the task's declared strict tolerance (None: by output dtype, cases.py)
 
     def resolved_device(self) -> torch.device:
         if self.device == "auto":
@@ -290,7 +291,7 @@ class Verifier:
         if mutated:
             return CaseResult(name, False, None, None, False, _order(reference_first),
                               f"the candidate modified its input(s) {mutated}")
-        cmp = cases_mod.compare(out_buf, ref_out)
+        cmp = cases_mod.compare(out_buf, ref_out, cfg.tolerance)
         return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
                           _order(reference_first), cmp.note)
 
@@ -360,7 +361,7 @@ class Verifier:
         for k, buf in check_bufs.items():
             run_inputs = [x * scales[k] if isinstance(x, torch.Tensor) and x.is_floating_point() else x
                           for x in nominal]
-            cmp = cases_mod.compare(buf, _reference_forward(model, run_inputs))
+            cmp = cases_mod.compare(buf, _reference_forward(model, run_inputs), cfg.tolerance)
             del run_inputs
             if not cmp.passed:
                 v.fail("isolation", f"timed runs: the output of timed run {k} is wrong for its inputs (a cached, "
