@@ -76,8 +76,8 @@ def extract_code(text: str | None) -> Extraction:
         body.append(line)
     n = len(python_blocks)
     if open_ticks:
-        return Extraction(ExtractionKind.TRUNCATED, None, n, "the answer ends inside an unclosed ``` code block (truncated "
-                                               "output); nothing was verified")
+        return Extraction(ExtractionKind.TRUNCATED, None, n, "the answer ends inside an unclosed ``` code block "
+                                                             "(truncated output); nothing was verified")
     if not python_blocks:
         return Extraction(ExtractionKind.NO_BLOCK, None, 0, "no closed ```python code block in the answer")
     code = python_blocks[-1]
