@@ -1,0 +1,35 @@
+"""LearnerActor on an embedded Ray (one GPU declared on the CPU, as the farm tests do): a step's metrics
+and a checkpoint come back through Ray, and the adapter directory it names exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kgym.rl import CispoConfig, Sample, TrainBatch
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("peft")
+
+
+@pytest.mark.slow
+def test_actor_steps_and_checkpoints(tiny_dir, tmp_path):
+    from ray_cluster.learner import LearnerActor
+    from ray_cluster.learner_core import LearnerConfig, StepStatus
+
+    ray.init(address="local", num_cpus=1, num_gpus=1, object_store_memory=100 * 2**20, include_dashboard=False,
+             log_to_driver=False)
+    try:
+        cfg = LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32",
+                            cispo=CispoConfig(beta=0.08), checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=1)
+        actor = LearnerActor.options(num_cpus=0).remote(cfg)  # takes the declared GPU; runs on the CPU
+        batch = TrainBatch(tuple(Sample(prompt_ids=[5, 6, 7], completion_ids=[8 + i, 9, 10], loss_mask=[1, 0, 1],
+                                        group_id="g", reward=float(i)) for i in range(4)))
+        m = ray.get(actor.step.remote(batch), timeout=120)
+        assert m.status is StepStatus.OK and m.policy_version == 1 and m.checkpoint is not None
+        adapter = Path(ray.get(actor.adapter_dir.remote(m.checkpoint)))
+        assert (adapter / "adapter_model.safetensors").is_file()
+        assert ray.get(actor.policy_version.remote()) == 1
+    finally:
+        ray.shutdown()
