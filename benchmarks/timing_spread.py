@@ -89,12 +89,15 @@ def _run(args: argparse.Namespace) -> None:
             bases = [x.to(device) if isinstance(x, torch.Tensor) else x for x in ref.get_inputs()]
         inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in bases]
         scales = timing.scales(args.runs + 10, args.seed)
-        refresh = None if args.no_refresh else (lambda i: timing.refresh(inputs, bases, scales[i % len(scales)]))
+        # the loop's values bound as defaults: each task's closures keep their own tensors
+        refresh = None if args.no_refresh else (
+            lambda i, inputs=inputs, bases=bases, scales=scales: timing.refresh(inputs, bases, scales[i % len(scales)]))
         print(f"{tid} {task.spec.shapes} on {device}", flush=True)
         for hold in (int(h) for h in args.hold_cycles.split(",")):
             for name, model in (("solution", cand), ("eager", eager)):
                 with torch.no_grad():
-                    times, walls, clock = timing.run_timed(lambda: model(*inputs), device=device, runs=args.runs,
+                    times, walls, clock = timing.run_timed(lambda model=model, inputs=inputs: model(*inputs),
+                                                           device=device, runs=args.runs,
                                                            warmup=5, before_each=refresh, hold_cycles=hold)
                 label = f"{name} hold={hold}"
                 print(f"  {label:<24} {clock:<11} {_pct(times)}", flush=True)

@@ -139,7 +139,7 @@ class Prometheus:
                 self.proc.wait()
         self.log.close()
 
-    def __enter__(self) -> "Prometheus":
+    def __enter__(self) -> Prometheus:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -230,9 +230,9 @@ def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval:
 def demo_items():
     """A mixed local run over the repository's fixtures: right and wrong answers, policy rejections."""
     sys.path.insert(0, str(HERE.parent / "tests" / "fixtures"))
-    from paths import fixture_path
-
     from kgym.contract import EvalRequest
+
+    from paths import fixture_path
 
     items = []
     plan = {"relu": ("good", "good", "wrong"), "softmax": ("good", "wrong", "wrong"),

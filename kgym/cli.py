@@ -167,8 +167,8 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
     """`kgym verify --out/--metrics-port`: the same verification, streamed to records and metrics."""
     import time
 
-    from kgym.metrics import Metrics, start_exporter
     from kgym.contract import EvalRequest
+    from kgym.metrics import Metrics, start_exporter
     from kgym.records import RecordWriter, custom_task, verify_items
     from kgym.verify import Verifier
 

@@ -39,8 +39,8 @@ def cmd_prompts(args: argparse.Namespace) -> int:
         path = write_prompts(rows, args.out)
     except KernelBenchError as e:
         raise _usage(str(e)) from None
-    print(f"{len(rows)} prompts (level {args.level}, triton, one_shot, fp32, by {rows[0].constructor if rows else '-'}) "
-          f"-> {path}")
+    by = rows[0].constructor if rows else "-"
+    print(f"{len(rows)} prompts (level {args.level}, triton, one_shot, fp32, by {by}) -> {path}")
     return 0
 
 

@@ -22,8 +22,9 @@ exactly one. Does not write records (`kgym.records`) or decide what Grafana show
 from __future__ import annotations
 
 import collections
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -126,7 +127,6 @@ def write_targets_file(path: str, targets: list[str], labels: Mapping[str, str] 
     so a Prometheus watching it (`dashboards/prometheus.yml`) finds an exporter started on any port."""
     import json
     import os
-
     from pathlib import Path
 
     p = Path(path)

@@ -11,8 +11,8 @@ metrics; `compare` applies it to correct, fast over eager and fast over torch.co
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -55,7 +55,8 @@ def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], *, resamples: int = R
     """Delta (b - a) in percentage points with its 95% paired-bootstrap interval."""
     a_arr, b_arr = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
     if a_arr.shape != b_arr.shape or a_arr.ndim != 1:
-        raise KernelBenchError(f"paired bootstrap needs two equal-length 1-D sequences, got {a_arr.shape} and {b_arr.shape}")
+        raise KernelBenchError(
+            f"paired bootstrap needs two equal-length 1-D sequences, got {a_arr.shape} and {b_arr.shape}")
     n = int(a_arr.size)
     if n == 0:
         raise KernelBenchError("paired bootstrap of zero problems")

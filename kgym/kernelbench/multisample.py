@@ -10,7 +10,7 @@ one seed per sample).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -38,7 +38,8 @@ def multi_sample(results: Iterable[ProblemResult]) -> dict[str, dict]:
             table[level] = {}
             for name, vals in metrics.items():
                 arr = np.asarray(vals, dtype=float)
-                table[level][name] = {"mean": float(arr.mean()), "std": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
-                                      "min": float(arr.min()), "max": float(arr.max()), "values": [int(v) for v in vals]}
+                std = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+                table[level][name] = {"mean": float(arr.mean()), "std": std, "min": float(arr.min()),
+                                      "max": float(arr.max()), "values": [int(v) for v in vals]}
         out[model] = {"samples": k, "levels": table}
     return {"models": out}

@@ -10,8 +10,9 @@ Plain data: the Ray job (`jobs/eval.py`) sends them to the farm, a local run to 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from kgym.contract import EvalRequest, Verdict
 from kgym.kernelbench.checkout import Checkout, KernelBenchError, Problem
@@ -47,7 +48,8 @@ def make_plan(checkout: Checkout, generations: Sequence[Generation], *,
         if g.level not in by_level:
             by_level[g.level] = {p.problem_id: p for p in checkout.problems(g.level)}
         if g.problem_id not in by_level[g.level]:
-            raise KernelBenchError(f"model {g.model!r}: level {g.level} has no problem {g.problem_id} in {checkout.root}")
+            raise KernelBenchError(
+                f"model {g.model!r}: level {g.level} has no problem {g.problem_id} in {checkout.root}")
         cache[g.key] = by_level[g.level][g.problem_id]
     items, unanswered = [], []
     for g in generations:

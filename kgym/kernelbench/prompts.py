@@ -25,9 +25,9 @@ import inspect
 import json
 import os
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 
 from kgym.kernelbench.checkout import Checkout, KernelBenchError, Problem
 
@@ -88,7 +88,8 @@ def prompt_function(checkout: Checkout) -> Iterator[tuple[str, Callable[..., str
         except Exception as e:  # noqa: BLE001 - whatever the checkout's import raises, say which file failed
             hint = (f" (the checkout's own dependencies are missing: pip install -r {root / 'requirements.txt'} "
                     f"or pip install -e {root})") if isinstance(e, ImportError) else ""
-            raise KernelBenchError(f"{root / rel}: importing {mod_name} failed: {type(e).__name__}: {e}{hint}") from None
+            raise KernelBenchError(
+                f"{root / rel}: importing {mod_name} failed: {type(e).__name__}: {e}{hint}") from None
         fn = getattr(module, FUNCTION, None)
         if not callable(fn):
             raise KernelBenchError(f"{root / rel}: has no function {FUNCTION}(ref_arch_src, backend=...)")

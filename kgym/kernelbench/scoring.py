@@ -16,7 +16,7 @@ compares two models.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from kgym.kernelbench.checkout import KernelBenchError
 from kgym.kernelbench.results import ProblemResult

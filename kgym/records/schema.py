@@ -12,7 +12,8 @@ tool can read them; hidden cases are a list of structs.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 

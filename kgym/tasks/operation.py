@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from kgym.tasks.shapes import Budget
 from kgym.tasks.spec import STAGES, TaskError, TaskSpec

@@ -57,7 +57,7 @@ class TaskSpec:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TaskSpec":
+    def from_dict(cls, d: dict[str, Any]) -> TaskSpec:
         d = dict(d)
         unknown = set(d) - set(cls.__dataclass_fields__)
         if unknown:

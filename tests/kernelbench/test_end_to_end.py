@@ -8,12 +8,13 @@ import json
 
 import pytest
 
-from kb_fake import answer, triton_affine
 from kgym.cli import main
 from kgym.kernelbench import Checkout, compare, read_generations, results_from_records, score
 from kgym.kernelbench.plan import make_plan
 from kgym.records import RecordWriter, load, verify_items
 from kgym.verify import Verifier, VerifyConfig
+
+from kb_fake import answer, triton_affine
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,10 @@ import json
 
 import pytest
 
-from kb_fake import answer, triton_affine
 from kgym.kernelbench import Checkout, KernelBenchError, keeps_torch_op, read_generations
 from kgym.kernelbench.plan import make_plan
+
+from kb_fake import answer, triton_affine
 
 
 def _write(path, rows):

@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
-from kb_fake import make_checkout
 from kgym.cli import main
 from kgym.kernelbench import Checkout, KernelBenchError, build_prompts
+
+from kb_fake import make_checkout
 
 
 def test_problems_are_read_from_the_checkout(checkout_dir):

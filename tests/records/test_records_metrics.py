@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from prometheus_client import generate_latest
-from records_helpers import REPO, task, verdict
 
 from kgym.metrics import WORKER_STATES, Metrics, start_exporter, write_targets_file
 from kgym.records import make_record
+
+from records_helpers import REPO, task, verdict
 
 DASHBOARDS = REPO / "dashboards"
 

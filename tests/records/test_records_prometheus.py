@@ -10,12 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
-from records_helpers import REPO
+
+from kgym.contract import EvalRequest
+from kgym.metrics import Metrics, start_exporter, write_targets_file
+from kgym.records import RecordWriter, verify_items
 
 from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
-from kgym.metrics import Metrics, start_exporter, write_targets_file
-from kgym.contract import EvalRequest
-from kgym.records import RecordWriter, verify_items
+from records_helpers import REPO
 
 
 def _render_queries():

@@ -10,13 +10,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from records_helpers import REPO
 
-from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
-from kgym.metrics import Metrics
 from kgym.contract import EvalRequest
+from kgym.metrics import Metrics
 from kgym.records import RecordWriter, load, verify_items
 from kgym.reward import reward
+
+from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
+from records_helpers import REPO
 
 POLICY_REJECT = "import os\nclass ModelNew:\n    pass\n"
 
@@ -90,8 +91,8 @@ def test_kgym_replay_prints_rates_gates_speedups_and_writes_plots(small_run, tmp
     import re
 
     lines = [" ".join(ln.split()) for ln in out.splitlines()]
-    for expected in ("relu full 1/2 50.0%", "softmax small 1/2 50.0%", "softmax full 0/1 0.0%", "elementwise full 1/1 100.0%",
-                     "correctness 2 (relu 1, softmax 1)", "policy 1 (softmax 1)"):
+    for expected in ("relu full 1/2 50.0%", "softmax small 1/2 50.0%", "softmax full 0/1 0.0%",
+                     "elementwise full 1/1 100.0%", "correctness 2 (relu 1, softmax 1)", "policy 1 (softmax 1)"):
         assert expected in lines, (expected, out)
     assert any(re.fullmatch(r"relu vs eager n=1 \S+ / \S+ / \S+", ln) for ln in lines), out
     assert any(re.fullmatch(r"relu vs compile n=1 \S+ / \S+ / \S+", ln) for ln in lines), out
@@ -111,7 +112,8 @@ def test_notebook_runs_headless_on_the_run(small_run, tmp_path: Path):
     old = os.environ.get("KGYM_RUN_DIR")
     os.environ["KGYM_RUN_DIR"] = str(run_dir)  # the kernel inherits the environment
     try:
-        NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+        resources = {"metadata": {"path": str(tmp_path)}}
+        NotebookClient(nb, timeout=300, kernel_name="python3", resources=resources).execute()
     finally:
         if old is None:
             os.environ.pop("KGYM_RUN_DIR")

@@ -2,12 +2,13 @@
 
 import pyarrow as pa
 import pytest
-from records_helpers import task, verdict
 
 from kgym.records import SCHEMA, SCHEMA_VERSION, custom_task, evaluation_id, make_record
 from kgym.records.record import Episode
-from kgym.reward import reward
 from kgym.records.schema import COLUMN_NAMES, conform, describe
+from kgym.reward import reward
+
+from records_helpers import task, verdict
 
 
 def test_evaluation_id_is_deterministic_and_names_task_candidate_seed_and_verifier():
@@ -23,14 +24,15 @@ def test_evaluation_id_is_deterministic_and_names_task_candidate_seed_and_verifi
 def _full_row(row: dict) -> dict:
     import datetime as dt
 
-    return dict(row, schema_version=SCHEMA_VERSION, run_id="r", job_id="j", recorded_at=dt.datetime.now(dt.timezone.utc))
+    return dict(row, schema_version=SCHEMA_VERSION, run_id="r", job_id="j", recorded_at=dt.datetime.now(dt.UTC))
 
 
 @pytest.mark.parametrize("kind,outcome,gate", [("passed", "passed", None), ("correctness", "failed", "correctness"),
                                                ("policy", "failed", "policy"), ("crash", "failed", "crash"),
                                                ("error", "error", None)])
 def test_rows_of_every_outcome_fit_the_schema(kind, outcome, gate):
-    row = make_record(task=task(), candidate_source="src", verdict=verdict(kind), started_at=1.0e9, finished_at=1.0e9 + 2)
+    row = make_record(task=task(), candidate_source="src", verdict=verdict(kind), started_at=1.0e9,
+                      finished_at=1.0e9 + 2)
     assert row["outcome"] == outcome and row["gate"] == gate
     assert row["evaluation_id"] == evaluation_id(task(), "src", 0)
     table = conform([_full_row(row)])

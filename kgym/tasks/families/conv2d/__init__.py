@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from kgym.tasks.operation import Operation
 from kgym.tasks.shapes import Budget, dim
