@@ -1,7 +1,7 @@
 """Reading records back: `load(path)` -> pandas DataFrame, one row per evaluation id.
 
-Covers finding the visible parts under a path (a part file, a partition, a run, or a root holding
-several runs), bringing parts of older schema versions to the current one (missing columns read as
+Covers finding the visible parts under a path or URI (a part file, a partition, a run, or a root
+holding several runs; any pyarrow filesystem, see `layout.locate`), bringing parts of older schema versions to the current one (missing columns read as
 null), and resolving duplicate evaluation ids: the at-least-once farm may deliver one evaluation
 more than once. The row kept is the first one that is not a kgym error (a failure of kgym is
 retried and never stands for the kernel's verdict when a real verdict exists), earliest
@@ -12,12 +12,13 @@ retried and never stands for the kernel's verdict when a real verdict exists), e
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kgym.records.layout import part_files
+from kgym.records.layout import find_parts
 from kgym.records.schema import SCHEMA
 
 
@@ -32,9 +33,10 @@ def _to_current(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=pa.schema([f.with_nullable(True) for f in SCHEMA]))
 
 
-def read_table(path: str | Path) -> pa.Table:
-    """Every visible row under `path`, duplicates included, as one Arrow table of the current schema."""
-    tables = [_to_current(pq.read_table(f)) for f in part_files(path)]
+def read_table(path: str | Path, filesystem: Any = None) -> pa.Table:
+    """Every visible row under `path` (a local path or a URI; or a path in `filesystem`), duplicates
+    included, as one Arrow table of the current schema."""
+    tables = [_to_current(pq.read_table(f.path, filesystem=f.fs)) for f in find_parts(path, filesystem)]
     if not tables:
         return pa.Table.from_arrays([pa.array([], type=f.type) for f in SCHEMA],
                                     schema=pa.schema([f.with_nullable(True) for f in SCHEMA]))
@@ -55,7 +57,7 @@ def dedupe(df: pd.DataFrame) -> pd.DataFrame:
     return df.iloc[kept_positions(df)].reset_index(drop=True) if len(df) else df
 
 
-def load(path: str | Path, *, deduplicate: bool = True) -> pd.DataFrame:
-    """The records under `path` as a DataFrame (columns: `schema.COLUMNS`)."""
-    df = read_table(path).to_pandas()
+def load(path: str | Path, *, deduplicate: bool = True, filesystem: Any = None) -> pd.DataFrame:
+    """The records under `path` (a local path or a URI) as a DataFrame (columns: `schema.COLUMNS`)."""
+    df = read_table(path, filesystem).to_pandas()
     return dedupe(df) if deduplicate else df

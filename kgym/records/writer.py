@@ -1,9 +1,18 @@
-"""The streaming Parquet writer: `RecordWriter(root, run_id, job_id).write(row)`.
+"""The streaming Parquet writer: `RecordWriter(root, run_id, job_id).write(row)`, ROOT a local path
+or a pyarrow filesystem URI (`file://`, `s3://`, `gs://`, `hdfs://`).
 
 Covers buffering rows, flushing them to part files partitioned by run and family, and making a part
-visible only when it is complete: it is written under a dot-prefixed temporary name, fsynced, then
-renamed (an atomic step on POSIX) and the directory fsynced. A SIGKILL at any moment therefore
-leaves every visible file readable and loses at most the rows not yet flushed; the farm delivers
+visible only when it is complete (`write_part`):
+- a local filesystem: written under a dot-prefixed temporary name, fsynced, then renamed (an atomic
+  step on POSIX) and the directory fsynced;
+- an object store (S3, GCS): written straight to its final name. An object becomes visible only
+  when its upload completes, whole; there is no rename (a "move" is a copy), and no fsync: a
+  completed upload is durable. A writer killed mid-upload leaves no object (S3 may keep an
+  incomplete multipart upload, invisible to readers, until a bucket lifecycle rule aborts it);
+- any other filesystem (HDFS, pyarrow's mock): a temporary name, then `move`, which is atomic where
+  the filesystem's rename is (HDFS).
+A SIGKILL at any moment therefore leaves every visible file readable and loses at most the rows
+not yet flushed; the farm delivers
 at least once, so it re-sends those, and the duplicates that re-sending can create are resolved on
 read by evaluation id (`reader.py`). Does not read, deduplicate or compact (`reader.py`,
 `compact.py`). One writer per process; its calls are serialised by a lock.
@@ -22,7 +31,7 @@ from typing import Any, Mapping
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kgym.records.layout import PART_SUFFIX, check_id, partition_dir, run_dir
+from kgym.records.layout import PART_SUFFIX, Location, check_id, locate, safe_name
 from kgym.records.schema import SCHEMA_VERSION, conform
 
 
@@ -43,6 +52,31 @@ def write_table_atomically(table: pa.Table, final: Path, compression: str = "zst
     return final
 
 
+def write_part(table: pa.Table, final: Location, compression: str = "zstd") -> Location:
+    """Write `table` to `final` so that it is visible whole or not at all (see the module docstring)."""
+    if final.local:
+        write_table_atomically(table, Path(final.path), compression)
+        return final
+    parent = final.parent()
+    parent.fs.create_dir(parent.path, recursive=True)  # on an object store a marker, or nothing
+    if final.object_store:
+        with final.fs.open_output_stream(final.path) as out:
+            pq.write_table(table, out, compression=compression)
+        return final
+    tmp = parent.join(f".{final.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with tmp.fs.open_output_stream(tmp.path) as out:
+            pq.write_table(table, out, compression=compression)
+        final.fs.move(tmp.path, final.path)
+    except BaseException:
+        try:
+            tmp.fs.delete_file(tmp.path)
+        except OSError:
+            pass
+        raise
+    return final
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
@@ -60,10 +94,10 @@ class RecordWriter:
     """
 
     def __init__(self, root: str | Path, run_id: str, job_id: str, *, flush_rows: int = 256,
-                 flush_seconds: float = 30.0, compression: str = "zstd"):
+                 flush_seconds: float = 30.0, compression: str = "zstd", filesystem: Any = None):
         if flush_rows < 1 or flush_seconds < 0:
             raise ValueError("need flush_rows >= 1 and flush_seconds >= 0")
-        self.root = Path(root)
+        self.location = locate(root, filesystem)  # the records root
         self.run_id = check_id(run_id, "run id")
         self.job_id = check_id(job_id, "job id")
         self.flush_rows = flush_rows
@@ -76,18 +110,20 @@ class RecordWriter:
         self._lock = threading.Lock()
         self._closed = False
         self.rows_written = 0  # rows in visible parts
-        self.parts: list[Path] = []
-        run_dir(self.root, self.run_id).mkdir(parents=True, exist_ok=True)
+        self.parts: list[Path | str] = []  # local Paths, or URIs
+        self.run_location = self.location.join(self.run_id)
+        self.run_location.fs.create_dir(self.run_location.path, recursive=True)
 
     @property
-    def run_path(self) -> Path:
-        return run_dir(self.root, self.run_id)
+    def run_path(self) -> Path | str:
+        """The run's directory: a local `Path`, or its URI."""
+        return self.run_location.as_path_or_uri()
 
     @property
     def buffered(self) -> int:
         return len(self._buffer)
 
-    def write(self, record: Mapping[str, Any]) -> list[Path]:
+    def write(self, record: Mapping[str, Any]) -> list[Path | str]:
         """Take one row (a `make_record` dict); returns the parts a resulting flush made visible.
         A row that does not fit the schema is refused here, before it can spoil a buffer."""
         row = dict(record)
@@ -110,16 +146,16 @@ class RecordWriter:
     def _due(self) -> bool:
         return self._oldest is not None and time.monotonic() - self._oldest >= self.flush_seconds
 
-    def flush_if_due(self) -> list[Path]:
+    def flush_if_due(self) -> list[Path | str]:
         with self._lock:
             return self._flush_locked() if self._due() else []
 
-    def flush(self) -> list[Path]:
+    def flush(self) -> list[Path | str]:
         """Write every buffered row to visible parts; returns their paths."""
         with self._lock:
             return self._flush_locked()
 
-    def _flush_locked(self) -> list[Path]:
+    def _flush_locked(self) -> list[Path | str]:
         if not self._buffer:
             return []
         by_family: dict[str, list[dict[str, Any]]] = {}
@@ -128,10 +164,9 @@ class RecordWriter:
         written = []
         for family, rows in by_family.items():
             name = f"part-{self.job_id}-{self.writer_id}-{self._seq:06d}{PART_SUFFIX}"
-            path = write_table_atomically(conform(rows), partition_dir(self.root, self.run_id, family) / name,
-                                          self.compression)
+            part = write_part(conform(rows), self.run_location.join(safe_name(family), name), self.compression)
             self._seq += 1
-            written.append(path)
+            written.append(part.as_path_or_uri())
             self.rows_written += len(rows)
             # Rows of a family already on disk leave the buffer, so a failure on the next family
             # never writes them twice.
