@@ -62,9 +62,9 @@ from kgym.rl import (
     LogProbShapingConfig,
     PaddedBatch,
     TrainBatch,
+    batch_advantages,
     cispo_loss,
     collate,
-    group_advantages,
     plan_micro_batches,
     shape_advantages,
     token_logprobs_and_entropy,
@@ -304,19 +304,13 @@ class Learner:
 
     # ---- one optimizer step --------------------------------------------------------------------
 
-    def _advantages(self, batch: TrainBatch) -> torch.Tensor:
-        if batch.has_rewards:
-            return group_advantages([s.reward for s in batch.samples], [s.group_id for s in batch.samples],
-                                    self.config.advantages)
-        return torch.tensor([s.advantage for s in batch.samples], dtype=torch.float32)
-
     def step(self, batch: TrainBatch) -> StepMetrics:
         cfg = self.config
         t0 = time.perf_counter()
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         samples = batch.samples
-        advantages = self._advantages(batch).to(self.device)
+        advantages = batch_advantages(batch, cfg.advantages).to(self.device)
         plans = plan_micro_batches(samples, cfg.token_budget)
         loss_tokens = batch.loss_tokens
         coef = self.entropy.coef_for_step()

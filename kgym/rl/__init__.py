@@ -10,7 +10,7 @@
     repo        REPO-style advantage shaping by token log-probability (arXiv 2603.11682)
 """
 
-from kgym.rl.advantages import AdvantageConfig, group_advantages
+from kgym.rl.advantages import AdvantageConfig, batch_advantages, group_advantages
 from kgym.rl.batch import Sample, TrainBatch, Turn, flatten_turns
 from kgym.rl.cispo import BoundMode, CispoConfig, CispoInputs, LossOutput, cispo_loss
 from kgym.rl.entropy import EntropyBonusConfig, EntropyController
@@ -20,9 +20,8 @@ from kgym.rl.repo import LogProbShapingConfig, shape_advantages
 from kgym.rl.tokens import masked_mean, masked_sum, token_entropy, token_logprobs, token_logprobs_and_entropy
 
 __all__ = [
-    "AdvantageConfig", "group_advantages", "Sample", "TrainBatch", "Turn", "flatten_turns", "BoundMode",
-    "CispoConfig", "CispoInputs", "LossOutput", "cispo_loss", "EntropyBonusConfig", "EntropyController", "k3_kl",
-    "PaddedBatch", "collate", "plan_micro_batches", "LogProbShapingConfig", "shape_advantages", "masked_mean",
-    "masked_sum", "token_entropy", "token_logprobs",
-    "token_logprobs_and_entropy",
+    "AdvantageConfig", "batch_advantages", "group_advantages", "Sample", "TrainBatch", "Turn", "flatten_turns",
+    "BoundMode", "CispoConfig", "CispoInputs", "LossOutput", "cispo_loss", "EntropyBonusConfig", "EntropyController",
+    "k3_kl", "PaddedBatch", "collate", "plan_micro_batches", "LogProbShapingConfig", "shape_advantages",
+    "masked_mean", "masked_sum", "token_entropy", "token_logprobs", "token_logprobs_and_entropy",
 ]

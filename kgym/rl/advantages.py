@@ -10,6 +10,9 @@ contributes no policy gradient (only the KL and entropy terms still act on its t
 resampled such groups; that is the controller's decision (`kgym.reward` says when a group is
 degenerate), not this function's. A group of one sample is the same case: advantage 0.
 
+`batch_advantages(batch)` does this for a `TrainBatch`: over episodes, not samples, when samples
+carry an `episode_id` (an episode split into one sample per turn must not count once per turn).
+
 Does not cover: token-level shaping of advantages (`kgym.rl.repo`), reward computation
 (`kgym.reward`), or leave-one-out / Dr.GRPO variants (mean-only centring is `scale=False`).
 """
@@ -20,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+
+from kgym.rl.batch import TrainBatch
 
 
 @dataclass(frozen=True)
@@ -55,3 +60,26 @@ def group_advantages(rewards: torch.Tensor | Sequence[float], group_ids: Sequenc
         centred = rg - rg.mean()
         out[idx] = centred / (std + config.eps) if config.scale else centred
     return out.to(torch.float32)
+
+
+def batch_advantages(batch: TrainBatch, config: AdvantageConfig = AdvantageConfig()) -> torch.Tensor:
+    """One advantage per sample of `batch`: the given ones, or group-relative from the rewards with
+    each episode counted once (samples sharing an `episode_id` must share a reward and a group)."""
+    if not batch.has_rewards:
+        return torch.tensor([s.advantage for s in batch.samples], dtype=torch.float32)
+    episodes: dict[str, int] = {}
+    rewards: list[float] = []
+    groups: list[str] = []
+    index: list[int] = []
+    for i, s in enumerate(batch.samples):
+        key = s.episode_id if s.episode_id is not None else f"#sample-{i}"
+        if key not in episodes:
+            episodes[key] = len(rewards)
+            rewards.append(float(s.reward))
+            groups.append(s.group_id)
+        e = episodes[key]
+        if rewards[e] != s.reward or groups[e] != s.group_id:
+            raise ValueError(f"episode {key!r}: its samples disagree on reward or group")
+        index.append(e)
+    per_episode = group_advantages(rewards, groups, config)
+    return per_episode[torch.tensor(index, dtype=torch.long)]

@@ -11,7 +11,11 @@ One `Sample` is one answer to one prompt:
   - `reward` or `advantage`: the scalar score of the whole answer; the learner turns rewards into
     group-relative advantages over samples sharing `group_id` (all samples of a batch give rewards,
     or all give advantages: a mix is refused);
-  - `policy_version`: the adapter version that sampled it (for staleness accounting).
+  - `policy_version`: the adapter version that sampled it (for staleness accounting);
+  - `episode_id`: set when one episode gives several samples (one per turn, when its turns cannot be
+    concatenated): the group's advantages are then computed over episodes, each episode's reward
+    counted once, and every sample of an episode gets its episode's advantage. None: the sample is
+    an episode of its own.
 
 A multi-turn repair episode flattens into ONE sample (`flatten_turns`): the first turn's prompt is
 `prompt_ids`; then each assistant turn's tokens (loss mask 1, its sampler logprobs) and each
@@ -42,6 +46,7 @@ class Sample:
     advantage: float | None = None
     sampler_logprobs: tuple[float, ...] | None = None
     policy_version: int = 0
+    episode_id: str | None = None  # samples of one episode (per-turn fallback) share it; None: its own
 
     def __post_init__(self) -> None:
         for name in ("prompt_ids", "completion_ids", "loss_mask"):

@@ -34,3 +34,18 @@ def test_refuses_bad_input():
         group_advantages([1.0, 2.0], ["a"])
     with pytest.raises(ValueError):
         group_advantages([1.0, float("nan")], ["a", "a"])
+
+
+def test_batch_advantages_count_an_episode_once_however_many_samples_it_gave():
+    from kgym.rl import Sample, TrainBatch, batch_advantages
+
+    def s(reward, episode=None):
+        return Sample(prompt_ids=[1], completion_ids=[2], loss_mask=[1], group_id="g", reward=reward,
+                      episode_id=episode)
+    # episode "a" (reward 1) fell back to three per-turn samples; "b" (reward 0) is one sample
+    adv = batch_advantages(TrainBatch((s(1.0, "a"), s(1.0, "a"), s(1.0, "a"), s(0.0, "b"))))
+    assert torch.allclose(adv, torch.tensor([1.0, 1.0, 1.0, -1.0]), atol=1e-5)  # as for one pair, not 3:1
+    with pytest.raises(ValueError, match="disagree"):
+        batch_advantages(TrainBatch((s(1.0, "a"), s(0.5, "a"))))
+    given = TrainBatch((Sample(prompt_ids=[1], completion_ids=[2], loss_mask=[1], group_id="g", advantage=0.3),))
+    assert torch.allclose(batch_advantages(given), torch.tensor([0.3]))
