@@ -6,10 +6,19 @@ compiler, the device, the profiler), says `ready`, then serves commands:
   load     write the candidate to candidate.py, arm the tripwires, import it, build ModelNew
   forward  run one forward on buffers the parent lent, under the guard (and the profiler), copy the
            output into the parent's output buffer, report launches and violations
-  time     time forwards under gate 5's protocol, the guard switched on for a secret subset of runs
+  time     time forwards under gate 5's protocol, in lockstep with the parent: before each run the
+           parent writes a fresh draw of the inputs into the lent buffers and says `run`; after it
+           the child answers `ran` (and copies the output out when asked). Every run is guarded
+           and the whole batch is profiled (device kernels included on a GPU)
   exit
 Everything this process reports is treated by the parent as a claim of a possibly hostile process:
 only rejections and measured values are read from it; correctness is decided in the parent.
+
+The runtime rules (docs/verify.md, "Runtime rules") as they apply here: the dispatch guard is pushed
+before the candidate is imported and never popped, so every call into candidate code on this thread
+(import, __init__, forward, hooks, finalizers, methods of returned objects) runs under it; the
+harness needs no exemption from the guard after load (it computes nothing); values the candidate hands over are read
+through exact types and `accessors` only; no other thread may start (counted by the OS).
 """
 
 from __future__ import annotations
@@ -19,23 +28,29 @@ import os
 import resource
 import socket
 import sys
-import threading
 import time
 import traceback
 from typing import Any
 
 import torch
 
-from kgym.verify import timing
+from kgym.verify import accessors, timing
 from kgym.verify.audit import AuditTripwire
-from kgym.verify.guard import ComputeGuard, forbidden_profiled_ops
-from kgym.verify.launches import LaunchCounter, device_kernel_names
+from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
+from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts
 from kgym.verify.precision import exact_fp32
+from kgym.verify.provenance import Provenance
 from kgym.verify.shared import open_handle
 from kgym.verify.wire import recv_command, send_reply
 
 MAX_TEXT = 4000
 _write = os.write
+_no_grad = torch.no_grad
+_issubclass = issubclass
+_Module = torch.nn.Module
+_synchronize = torch.cuda.synchronize
+_profile = torch.profiler.profile
+_Activity = torch.profiler.ProfilerActivity
 
 
 def _make_report() -> Any:
@@ -58,15 +73,13 @@ def _tail(text: str, n: int = MAX_TEXT) -> str:
 
 def _error_kind(exc: BaseException) -> str:
     """Errors raised from inside Triton are compile errors; the guard's are isolation; others crash."""
-    from kgym.verify.guard import IsolationViolation
-
-    if isinstance(exc, IsolationViolation):
+    if type(exc) is IsolationViolation or type(exc) is LaunchRefused:
         return "isolation"
-    if isinstance(exc, PermissionError) and "kgym sandbox" in str(exc):
+    if type(exc) is PermissionError and "kgym sandbox" in str(exc):
         return "policy"
     tb = exc.__traceback__
     module = type(exc).__module__ or ""
-    if module.startswith("triton"):
+    if type(module) is str and module.startswith("triton"):
         return "compile"
     while tb is not None:
         if "/triton/compiler/" in tb.tb_frame.f_code.co_filename:
@@ -84,6 +97,26 @@ def _data_bytes() -> int:
     raise RuntimeError("/proc/self/status has no VmData line")
 
 
+def os_thread_count() -> int:
+    """The number of threads of this process as the kernel counts them (not `threading`'s count,
+    which misses threads started through `_thread` or from C)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise RuntimeError("/proc/self/status has no Threads line")
+
+
+def _profiler_config() -> Any:
+    """Record the ops of every thread, not only the profiling one (torch >= 2.7 knows the option)."""
+    try:
+        from torch._C._profiler import _ExperimentalConfig
+
+        return _ExperimentalConfig(profile_all_threads=True)
+    except (ImportError, TypeError):
+        return None
+
+
 class Child:
     def __init__(self, sock: socket.socket):
         self.sock = sock
@@ -93,17 +126,22 @@ class Child:
         self.model: torch.nn.Module | None = None
         self.hybrid = False
         self.counter = LaunchCounter()
+        self.provenance = Provenance()
         self.audit: AuditTripwire | None = None
         self.guard: ComputeGuard | None = None
         self.snapshot: dict[str, Any] = {}
         self.threads_at_load = 0
         self.report = _make_report()
         self.reported: set[str] = set()
+        self.model_storages: list[int] = []  # storages of ModelNew's parameters, read at load
+        self.profiler_config = _profiler_config()
 
     # --- start-up -------------------------------------------------------------------------
     def warm_up(self) -> float:
         """The device part of start-up (CUDA context, Triton's first compile and launch, the
-        profiler). It waits for the parent's `warm` so that it never overlaps a timed run."""
+        profiler). It waits for the parent's `warm` so that it never overlaps a timed run. Thread
+        pools that torch starts lazily (intra-op, BLAS) are started here, so that the thread count
+        taken at load is the harness's own."""
         t0 = time.perf_counter()
         if self.device.type == "cuda":
             torch.cuda.set_device(self.device)
@@ -112,18 +150,28 @@ class Child:
 
         x = torch.zeros(1000, device=self.device)
         warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
+        big = torch.ones(1 << 21)
+        big.add_(1).sum()
+        torch.mm(big[:1 << 16].view(256, 256), big[:1 << 16].view(256, 256))
+        big.to(self.device).copy_(big)
+        del big
         if self.device.type == "cuda":
             torch.cuda.synchronize()
-        with torch.profiler.profile(activities=self._activities()):
+        with self._profiler():
             warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
         sys.path.remove(os.path.dirname(__file__))
         return time.perf_counter() - t0
 
     def _activities(self) -> list:
-        acts = [torch.profiler.ProfilerActivity.CPU]
+        acts = [_Activity.CPU]
         if self.device.type == "cuda":
-            acts.append(torch.profiler.ProfilerActivity.CUDA)
+            acts.append(_Activity.CUDA)
         return acts
+
+    def _profiler(self) -> Any:
+        if self.profiler_config is None:
+            return _profile(activities=self._activities())
+        return _profile(activities=self._activities(), experimental_config=self.profiler_config)
 
     def _limit_memory(self, limit_bytes: int) -> None:
         if limit_bytes <= 0:
@@ -155,28 +203,40 @@ class Child:
             found.append("Triton's launch hook was removed")
         if self.audit is not None and not self.audit.intact():
             found.append("the import guard or a tensor tripwire was removed")
-        if threading.active_count() > self.threads_at_load:
-            found.append("the candidate started a thread")
+        if self.guard is not None and not self.guard.stack_intact():
+            found.append("the dispatch guard is no longer the only mode on the stack")
+        if self.threads_at_load and os_thread_count() > self.threads_at_load:
+            found.append("the candidate started a thread (the OS counts more threads than at load)")
         for f in found:
             if f not in self.reported:
                 self.reported.add(f)
                 self.report("isolation", f"tampering: {f}")
         return found
 
+    def _open(self, handle: Any) -> Any:
+        """A buffer the parent lent (only allocation, set_ and views: allowed by the guard)."""
+        return open_handle(handle) if _is_handle(handle) else handle
+
     # --- commands ---------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         path = os.path.join(self.workdir, "candidate.py")
         with open(path, "w") as f:
             f.write(msg["source"])
-        self.hybrid = bool(msg.get("hybrid", False))
+        self.hybrid = msg.get("hybrid", False)  # False, or the hybrid allowance (truthy)
         try:
             self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
             self.counter.install()
+            self.counter.report = self.report
+            self.counter.provenance = self.provenance
             self._take_snapshot()
-            self.threads_at_load = threading.active_count()
+            self.threads_at_load = os_thread_count()
             self.audit = AuditTripwire(path, self.workdir, self.report)
             self.audit.install()
             self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
+            self.guard.provenance = self.provenance
+            # Pushed for good: from here until the process exits, every op on this thread is judged.
+            self.guard.phase = "init"
+            self.guard.__enter__()
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
         try:
@@ -184,20 +244,36 @@ class Child:
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate"] = module
             spec.loader.exec_module(module)
-            model_cls = getattr(module, "ModelNew", None)
+            model_cls = module.__dict__.get("ModelNew")
             if model_cls is None:
                 return {"op": "error", "gate": "compile", "reason": "the candidate defines no ModelNew"}
             torch.manual_seed(int(msg["seed"]))
             model = model_cls(*msg["init_inputs"])
-            if not isinstance(model, torch.nn.Module):
+            if not _issubclass(type(model), _Module):
                 return {"op": "error", "gate": "compile", "reason": "ModelNew is not a torch.nn.Module"}
-            self.model = model.to(self.device)
+            model = model.to(self.device)
+            if not _issubclass(type(model), _Module):
+                return {"op": "error", "gate": "compile", "reason": "ModelNew.to() did not return a Module"}
+            self.model = model
+            self.model_storages = self._parameter_storages(model)
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
             return self._error_reply(e, default_gate="compile")
+        finally:
+            if self.guard is not None:
+                self.guard.phase = "run"
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
         return {"op": "loaded"}
+
+    def _parameter_storages(self, model: torch.nn.Module) -> list[int]:
+        """Storages of the parameters (candidate code may run here: it is under the guard)."""
+        ptrs = []
+        for p in list(model.parameters()):
+            if not accessors.is_plain_tensor(p):
+                raise IsolationViolation("kgym: a parameter of ModelNew is a tensor subclass")
+            ptrs.append(accessors.storage_ptr(p))
+        return ptrs
 
     def _violations(self) -> dict[str, Any] | None:
         """The tripwires' verdict so far: None, or the gate and reason to fail."""
@@ -206,6 +282,8 @@ class Child:
         if self.guard is not None and self.guard.violations:
             return {"gate": "isolation", "reason": "PyTorch computed in forward(): "
                     + ", ".join(dict.fromkeys(self.guard.violations))}
+        if self.counter.refusals:
+            return {"gate": "isolation", "reason": "launch refused: " + "; ".join(self.counter.refusals[:3])}
         tamper = self._tampering()
         if tamper:
             return {"gate": "isolation", "reason": "tampering: " + "; ".join(tamper)}
@@ -221,70 +299,88 @@ class Child:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return {"op": "error", "gate": kind, "reason": _tail(text)}
 
-    def _call(self, inputs: list[Any], guarded: bool) -> Any:
-        if not guarded:
-            with torch.no_grad():
-                return self.model(*inputs)
-        self.guard.library_calls.clear()  # the one library call is allowed per forward
-        with torch.no_grad(), self.guard:
-            out = self.model(*inputs)
-            if not self.guard.stack_intact():
-                self.guard.record("the dispatch guard was removed from the mode stack")
-        return out
+    def _call(self, inputs: list[Any]) -> Any:
+        """One forward. The guard is on the stack already (since load); the per-forward state is
+        reset: one library call allowed, storages tracked for the output-provenance rule."""
+        self.guard.library_calls.clear()
+        self.provenance.reset()
+        self.provenance.protected = set(self.model_storages)
+        self.provenance.protected.update(accessors.storage_ptr(x) for x in inputs if accessors.is_plain_tensor(x))
+        with _no_grad():
+            return self.model(*inputs)
 
-    def _check_output(self, out: Any, inputs: list[Any], expect: torch.Tensor) -> tuple[dict, str | None]:
-        """Type, device, aliasing, shape and dtype of what forward returned."""
-        if type(out) is not torch.Tensor:  # noqa: E721 - subclasses (lazy tensors) are refused
-            return {"type": type(out).__name__}, (f"forward() returned {type(out).__name__}, "
-                                                  "not a plain torch.Tensor")
-        meta = {"type": "Tensor", "shape": list(out.shape), "dtype": str(out.dtype).removeprefix("torch."),
-                "device": str(out.device)}
-        if out.device.type != self.device.type:
-            return meta, f"output is on {out.device}, expected {self.device.type}"
-        if out.is_sparse or out.layout != torch.strided:
-            return meta, "output is not a dense strided tensor"
-        out_ptr = out.untyped_storage().data_ptr()
-        out_end = out_ptr + out.untyped_storage().nbytes()
+    def _check_output(self, out: Any, inputs: list[Any], expect: torch.Tensor) -> tuple[dict, str | None, str]:
+        """Type, device, aliasing, shape, dtype and provenance of what forward returned, read through
+        exact types and early-bound accessors only. Returns (meta, problem, gate of the problem)."""
+        if not accessors.is_plain_tensor(out):
+            name = _type_name(out)
+            return {"type": name}, (f"forward() returned {name}, not a plain torch.Tensor (a subclass or "
+                                    "another object is refused, never inspected)"), "isolation"
+        shape, dtype, dev = tuple(accessors.shape(out)), accessors.dtype(out), accessors.device(out)
+        meta = {"type": "Tensor", "shape": list(shape), "dtype": str(dtype).removeprefix("torch."),
+                "device": str(dev)}
+        if dev.type != self.device.type:
+            return meta, f"output is on {dev}, expected {self.device.type}", "correctness"
+        if accessors.is_sparse(out) or accessors.layout(out) != torch.strided:
+            return meta, "output is not a dense strided tensor", "isolation"
+        out_ptr, out_end = accessors.storage_span(out)
         for x in inputs:
-            if isinstance(x, torch.Tensor):
-                s = x.untyped_storage()
-                if out_ptr < s.data_ptr() + s.nbytes() and s.data_ptr() < out_end:
-                    return meta, "output shares storage with an input (return a new tensor)"
-        if tuple(out.shape) != tuple(expect.shape):
-            return meta, f"output shape {tuple(out.shape)} != expected {tuple(expect.shape)}"
-        if out.dtype != expect.dtype:
-            return meta, f"output dtype {out.dtype} != expected {expect.dtype}"
-        return meta, None
+            if accessors.is_plain_tensor(x):
+                s, e = accessors.storage_span(x)
+                if out_ptr < e and s < out_end:
+                    return meta, "output shares storage with an input (return a new tensor)", "isolation"
+        if shape != tuple(accessors.shape(expect)):
+            return meta, f"output shape {shape} != expected {tuple(accessors.shape(expect))}", "correctness"
+        if dtype != accessors.dtype(expect):
+            return meta, f"output dtype {dtype} != expected {accessors.dtype(expect)}", "correctness"
+        if not self.provenance.written_by_triton(out_ptr):
+            return meta, ("the output was not written by a Triton kernel of this forward (its storage was "
+                          "never a launch argument, or torch copied into it from an input or a parameter)"), \
+                "isolation"
+        return meta, None, ""
+
+    def _judge_profile(self, prof: Any, runs: int) -> tuple[list[str], int, dict[str, int], list[str]]:
+        """Forbidden aten ops (every thread, nested ones too), library calls, device kernel counts
+        and names of one profiled span of `runs` forwards."""
+        events = prof.events()
+        forbidden, library = forbidden_profiled_ops(events, self.hybrid)
+        if self.hybrid and runs > 1:  # one library call per forward
+            forbidden = [f for f in forbidden if not f.endswith("(second library call)")]
+            if library > runs:
+                forbidden.append(f"{library} library calls in {runs} forwards")
+        names: list[str] = []
+        if self.device.type == "cuda":
+            names = device_kernel_names(events)
+            forbidden += [n for n in dict.fromkeys(names) if "DtoH" in n or "HtoD" in n]
+        return forbidden, library, kernel_counts(names), names
 
     def forward(self, msg: dict[str, Any]) -> dict[str, Any]:
-        inputs = [open_handle(x) if _is_handle(x) else x for x in msg["inputs"]]
-        expect = open_handle(msg["output"])
+        inputs = [self._open(x) for x in msg["inputs"]]
+        expect = self._open(msg["output"])
         self.counter.reset()
         reply: dict[str, Any] = {"op": "forward_done"}
         prof = None
         try:
             if msg.get("profile"):
-                prof = torch.profiler.profile(activities=self._activities())
+                prof = self._profiler()
                 with prof:
-                    out = self._call(inputs, guarded=True)
+                    out = self._call(inputs)
                     if self.device.type == "cuda":
-                        torch.cuda.synchronize(self.device)
+                        _synchronize(self.device)
             else:
-                out = self._call(inputs, guarded=True)
+                out = self._call(inputs)
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
         if self.device.type == "cuda":
-            torch.cuda.synchronize(self.device)
+            _synchronize(self.device)
         reply["launches"] = self.counter.launches
         reply["kernels"] = sorted(set(self.counter.kernels))
-        reply["signature"] = self.counter.signature()
+        reply["signature"] = self.counter.signature(inputs, out, self.provenance.fresh)
         if prof is not None:
-            events = prof.events()
-            forbidden, library = forbidden_profiled_ops(events, self.hybrid)
+            forbidden, library, counts, names = self._judge_profile(prof, 1)
             if self.device.type == "cuda":
-                device_names = device_kernel_names(events)
-                reply["device_kernels"] = sorted(set(device_names))
-                forbidden += [n for n in dict.fromkeys(device_names) if "DtoH" in n or "HtoD" in n]
+                reply["device_kernels"] = sorted(set(names))
+                reply["device_kernel_counts"] = counts
             for name in forbidden:
                 self.guard.record(f"{name} (seen by the profiler)")
             reply["library_calls"] = library
@@ -293,72 +389,89 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
-        meta, problem = self._check_output(out, inputs, expect)
+        meta, problem, gate = self._check_output(out, inputs, expect)
         reply["out"] = meta
         if problem is not None:
             reply["problem"] = problem
-            gate = "isolation" if ("plain" in problem or "shares storage" in problem
-                                   or "dense" in problem) else "correctness"
             reply["problem_gate"] = gate
         else:
-            expect.copy_(out)
+            accessors.copy_(expect, out)
             if self.device.type == "cuda":
-                torch.cuda.synchronize(self.device)
-        nbytes = out.numel() * out.element_size() if isinstance(out, torch.Tensor) else 0
-        del out
+                _synchronize(self.device)
+        nbytes = accessors.numel(out) * accessors.element_size(out) if accessors.is_plain_tensor(out) else 0
+        del out  # under the guard: a finalizer the candidate hung on it is judged like forward
         _poison(self.device, nbytes)
-        return reply
-
-    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """Gate 5 in this process. The outputs of a few secret runs (`checks`) go to the parent's
-        buffers between runs, untimed: a candidate that skips work on some runs is caught there."""
-        inputs = [open_handle(x) if _is_handle(x) else x for x in msg["inputs"]]
-        bases = [open_handle(x) if _is_handle(x) else x for x in msg["bases"]]
-        checks = {int(k): open_handle(h) for k, h in msg["checks"].items()}
-        scales: list[float] = msg["scales"]
-        guarded_runs = set(msg["guarded_runs"])
-        calib_times, calib_walls, _ = timing.run_timed(lambda: None, device=self.device, runs=20, warmup=2)
-        state: dict[str, Any] = {"i": -1, "out": None, "problem": None}
-        signatures: set[str] = set()
-
-        def hand_over() -> None:
-            """Untimed, after a run: its launch signature, and its output if the parent asked for it."""
-            i, out = state["i"], state["out"]
-            if i >= 0:
-                signatures.add(self.counter.signature())
-            if i in checks and state["problem"] is None:
-                meta, problem = self._check_output(out, inputs, checks[i])
-                if problem is None:
-                    checks[i].copy_(out)
-                else:
-                    state["problem"] = f"run {i}: {problem}"
-
-        def before_each(i: int) -> None:
-            hand_over()
-            state["i"] = i
-            state["out"] = None
-            self.counter.reset()
-            timing.refresh(inputs, bases, scales[i] if i >= 0 else scales[0])
-
-        def fn() -> None:  # timed: nothing but the call (host work after the launch would be timed too)
-            state["out"] = self._call(inputs, guarded=state["i"] < 0 or state["i"] in guarded_runs)
-
-        try:
-            times, walls, clock = timing.run_timed(fn, device=self.device, runs=len(scales),
-                                                   warmup=int(msg["warmup"]), before_each=before_each)
-            hand_over()
-            if self.device.type == "cuda":
-                torch.cuda.synchronize(self.device)
-        except BaseException as e:  # noqa: BLE001
-            return self._error_reply(e, default_gate="crash")
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
-        keep = [k for k in range(len(scales)) if k not in guarded_runs]
-        return {"op": "timed", "times_ms": [times[k] for k in keep],
-                "wall_ms": [walls[k] for k in keep], "clock": clock,
-                "calib_times_ms": calib_times, "calib_wall_ms": calib_walls, "problem": state["problem"],
-                "signatures": sorted(signatures)}
+        return reply
+
+    def time(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """Gate 5 in this process, in lockstep with the parent (see the module docstring). Every run
+        is guarded and profiled; what differs between runs is only the draw of the inputs."""
+        inputs = [self._open(x) for x in msg["inputs"]]
+        check = self._open(msg["check"])
+        runs, warmup = int(msg["runs"]), int(msg["warmup"])
+        calib_times, calib_walls, _ = timing.run_timed(lambda: None, device=self.device, runs=20, warmup=2)
+        state: dict[str, Any] = {"i": None, "out": None, "check": False, "nonce": None}
+        signatures: set[str] = set()
+
+        def finish_run() -> None:
+            """Untimed, after a run: its signature and output checks, the output copied out if the
+            parent asked, then `ran` to the parent."""
+            i, out = state["i"], state["out"]
+            if i is None:
+                return
+            state["out"] = None
+            if self.device.type == "cuda":
+                _synchronize(self.device)
+            signatures.add(self.counter.signature(inputs, out, self.provenance.fresh))
+            _, problem, gate = self._check_output(out, inputs, check)
+            if problem is None and state["check"]:
+                accessors.copy_(check, out)
+                if self.device.type == "cuda":
+                    _synchronize(self.device)
+            del out
+            send_reply(self.sock, {"op": "ran", "i": i, "problem": problem, "problem_gate": gate,
+                                   "nonce": state["nonce"]})
+            state["i"] = None
+
+        def before_each(i: int) -> None:
+            finish_run()
+            cmd = recv_command(self.sock)
+            if cmd.get("op") != "run" or cmd.get("i") != i:
+                raise RuntimeError(f"timing protocol: expected run {i}, got {str(cmd)[:200]}")
+            state.update(i=i, check=bool(cmd.get("check")), nonce=cmd.get("nonce"))
+            self.counter.reset()
+
+        def fn() -> None:  # timed: nothing but the call (host work after the launch would be timed too)
+            state["out"] = self._call(inputs)
+
+        prof = self._profiler()
+        try:
+            with prof:
+                times, walls, clock = timing.run_timed(fn, device=self.device, runs=runs, warmup=warmup,
+                                                       before_each=before_each)
+                finish_run()
+                if self.device.type == "cuda":
+                    _synchronize(self.device)
+        except BaseException as e:  # noqa: BLE001
+            return self._error_reply(e, default_gate="crash")
+        cmd = recv_command(self.sock)  # the parent has checked the last run; the summary follows
+        if cmd.get("op") != "finish":
+            raise RuntimeError(f"timing protocol: expected finish, got {str(cmd)[:200]}")
+        forbidden, _, counts, _ = self._judge_profile(prof, runs + warmup)
+        for name in forbidden:
+            self.guard.record(f"{name} (seen by the profiler in the timed runs)")
+        problems = self._violations()
+        if problems:
+            return {"op": "error", **problems}
+        reply = {"op": "timed", "times_ms": times, "wall_ms": walls, "clock": clock,
+                 "calib_times_ms": calib_times, "calib_wall_ms": calib_walls,
+                 "signatures": sorted(signatures), "forwards": runs + warmup}
+        if self.device.type == "cuda":
+            reply["device_kernel_counts"] = counts
+        return reply
 
     def serve(self) -> None:
         # Imports are done (host-only work); the device is touched only once the parent says so.
@@ -378,6 +491,15 @@ class Child:
                 reply = {"op": "internal", "phase": "after_candidate", "gate": "crash",
                          "reason": "harness error after the candidate ran:\n" + _tail(traceback.format_exc())}
             send_reply(self.sock, {**reply, "nonce": nonce})
+
+
+_type_qualname = type.__dict__["__qualname__"].__get__
+
+
+def _type_name(x: Any) -> str:
+    """The class name of a candidate value, read through `type` (a metaclass cannot intercept it)."""
+    name = _type_qualname(type(x))
+    return name if type(name) is str else "?"
 
 
 def _critical_objects() -> dict[str, Any]:
@@ -410,6 +532,11 @@ def _critical_objects() -> dict[str, Any]:
         "torch.Tensor.copy_": torch.Tensor.copy_,
         "torch.nn.Module.__call__": torch.nn.Module.__call__,
         "JITFunction.__getitem__": JITFunction.__getitem__,
+        "ComputeGuard": ComputeGuard,
+        "LaunchCounter": LaunchCounter,
+        "Provenance": Provenance,
+        "Child": Child,
+        **{f"accessors.{k}": v for k, v in vars(accessors).items() if not k.startswith("__")},
     }
 
 

@@ -4,30 +4,98 @@ The hook wraps `run` on Triton's JITFunction (compiled) and InterpretedFunction 
 classes before the candidate is loaded; `kernel[grid](...)` and autotuned kernels both end there.
 A count of zero fails the launch gate. On a GPU the count is confirmed device-side by the profiler
 (`device_kernel_names`): a launch that never reached the device does not count.
+
+Launch arguments are read by exact type only (`accessors`): a tensor by its accessors bound before
+the candidate existed, scalars of exact builtin types by value, Triton's own descriptor and dtype
+objects field by field. Anything else (a subclass of int or str with its own __repr__ or __hash__,
+a tensor subclass, an object of the candidate's) is refused before Triton sees it: describing it
+would run candidate code, later, outside the guard.
+
+The launch signature names each tensor argument by its role, not only by its shape: which input
+(and at what offset), the output, a storage allocated in this forward (by order of appearance), or
+a persistent storage (by address). A flag tensor that switches a kernel off in some runs is another
+storage than the one the verified runs passed.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Iterable
 
+import torch
 
-def _describe(x: Any) -> Any:
-    """What a launch argument says about the work: tensors by shape/dtype/device, scalars by value."""
-    if hasattr(x, "shape") and hasattr(x, "dtype"):
-        return ("T", tuple(x.shape), str(x.dtype), str(getattr(x, "device", "")))
-    if x is None or isinstance(x, (bool, int, float, str)):
+from kgym.verify import accessors
+
+_getattribute = object.__getattribute__
+_type_qualname = type.__dict__["__qualname__"].__get__
+_callable = callable
+
+
+class LaunchRefused(RuntimeError):
+    """A launch argument kgym will not read (raised into the candidate, recorded as isolation)."""
+
+
+def _tensor(x: torch.Tensor) -> tuple:
+    start, end = accessors.storage_span(x)
+    return ("T", tuple(accessors.shape(x)), tuple(accessors.stride(x)), str(accessors.dtype(x)),
+            str(accessors.device(x)), accessors.data_ptr(x), start, end)
+
+
+def describe(x: Any) -> Any:
+    """An exact-type description of one launch argument, or LaunchRefused."""
+    if accessors.is_plain_tensor(x):
+        return _tensor(x)
+    if accessors.is_scalar(x):
         return x
-    if isinstance(x, (tuple, list)):
-        return tuple(_describe(y) for y in x)
-    return type(x).__name__
+    t = type(x)
+    if t is tuple or t is list:
+        return tuple(describe(y) for y in x)
+    if t is torch.dtype:
+        return ("dtype", str(x))
+    from triton.language import core as tl_core
+
+    if t is tl_core.dtype:
+        name = _getattribute(x, "name")
+        if type(name) is str:
+            return ("tl.dtype", name)
+    if t is tl_core.constexpr:
+        return ("constexpr", describe(_getattribute(x, "value")))
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:  # an older Triton
+        TensorDescriptor = None
+    if TensorDescriptor is not None and t is TensorDescriptor:
+        fields = ("base", "shape", "strides", "block_shape", "padding")
+        return ("desc",) + tuple(describe(_getattribute(x, f)) for f in fields)
+    qualname = _type_qualname(t)  # read through `type`, not through a metaclass the candidate wrote
+    raise LaunchRefused(f"a launch argument of type {qualname if type(qualname) is str else '?'} "
+                        "(kgym reads plain tensors, exact int/float/bool/str/None, tuples and lists)")
+
+
+def _ptrs(desc: Any) -> list[int]:
+    """Storage base pointers of the tensors in a description."""
+    if type(desc) is tuple and desc and desc[0] == "T":
+        return [desc[6]]
+    if type(desc) is tuple:
+        return [p for d in desc for p in _ptrs(d)]
+    return []
 
 
 class LaunchCounter:
     def __init__(self) -> None:
         self.launches = 0
         self.kernels: list[str] = []
-        self.calls: list[tuple] = []  # (kernel, grid, args) per launch since the last reset
+        self.calls: list[tuple] = []  # (kernel, grid, args, kwargs) per launch since the last reset
         self.installed: list[tuple[type, Any, Any]] = []  # (class, original run, our wrapper)
+        self.refusals: list[str] = []
+        self.provenance: Any = None  # a provenance.Provenance: storages passed to a launch
+        self.report: Any = None  # report(gate, reason), the parent's append-only channel
+
+    def _refuse(self, why: str) -> None:
+        self.refusals.append(why)
+        if self.report is not None:
+            self.report("isolation", f"launch refused: {why}")
+        raise LaunchRefused(f"kgym: {why}")
 
     def install(self) -> None:
         from triton.runtime.interpreter import InterpretedFunction
@@ -39,18 +107,28 @@ class LaunchCounter:
 
             def run(self, *args, _original=original, **kwargs):
                 if not kwargs.get("warmup", False):
-                    name = getattr(self, "__name__", None) or self.fn.__name__
-                    grid = kwargs.get("grid")
-                    counter.launches += 1
-                    counter.kernels.append(name)
-                    counter.calls.append((name, "callable" if callable(grid) else _describe(grid),
-                                          _describe(args),
-                                          tuple(sorted((k, _describe(v)) for k, v in kwargs.items()
-                                                       if k not in ("grid", "warmup")))))
+                    counter.record(self, args, kwargs)
                 return _original(self, *args, **kwargs)
 
             cls.run = run
             self.installed.append((cls, original, run))
+
+    def record(self, fn: Any, args: tuple, kwargs: dict) -> None:
+        name = _kernel_name(fn)
+        if name is None:
+            self._refuse("a kernel whose name is not a plain str")
+        grid = kwargs.get("grid")
+        try:
+            described = (name, "callable" if _callable(grid) else describe(grid), describe(args),
+                         tuple(sorted((_plain_key(k), describe(v)) for k, v in kwargs.items()
+                                      if k not in ("grid", "warmup"))))
+        except LaunchRefused as e:
+            self._refuse(str(e))
+        self.launches += 1
+        self.kernels.append(name)
+        self.calls.append(described)
+        if self.provenance is not None:
+            self.provenance.launched(_ptrs(described[2]) + _ptrs(described[3]))
 
     def intact(self) -> bool:
         """Is every hook still in place (the candidate did not swap `run` back or out)?"""
@@ -61,21 +139,84 @@ class LaunchCounter:
         self.kernels = []
         self.calls = []
 
-    def signature(self) -> str:
-        """A digest of the launches since the last reset: kernels, grids, argument shapes and scalars.
-        Timed runs must launch what the verified runs launched."""
-        import hashlib
+    def signature(self, inputs: list[Any] = (), out: Any = None, fresh: Iterable[int] = ()) -> str:
+        """A digest of the launches since the last reset: kernels, grids, scalars, and each tensor
+        argument by shape, strides, dtype and role (`_role`). Timed runs must launch what the
+        verified runs launched."""
+        spans = [accessors.storage_span(x) for x in inputs if accessors.is_plain_tensor(x)]
+        out_span = accessors.storage_span(out) if accessors.is_plain_tensor(out) else None
+        fresh_set = set(fresh)
+        order: dict[int, int] = {}
 
-        return hashlib.sha256(repr(self.calls).encode()).hexdigest()[:16]
+        def role(desc: Any) -> Any:
+            if type(desc) is tuple and desc and desc[0] == "T":
+                _, shape, stride, dtype, dev, ptr, start, _end = desc
+                for k, (s, e) in enumerate(spans):
+                    if s <= ptr < e or (s == e == ptr):
+                        return ("T", shape, stride, dtype, dev, "in", k, ptr - s)
+                if out_span is not None and out_span[0] <= ptr < out_span[1]:
+                    return ("T", shape, stride, dtype, dev, "out", ptr - out_span[0])
+                if start in fresh_set:
+                    n = order.setdefault(start, len(order))
+                    return ("T", shape, stride, dtype, dev, "new", n, ptr - start)
+                return ("T", shape, stride, dtype, dev, "old", start, ptr - start)
+            if type(desc) is tuple:
+                return tuple(role(d) for d in desc)
+            return desc
+
+        calls = [role(c) for c in self.calls]
+        return hashlib.sha256(repr(calls).encode()).hexdigest()[:16]
+
+
+def _plain_key(k: Any) -> str:
+    if type(k) is not str:
+        raise LaunchRefused("a keyword argument whose name is not a plain str")
+    return k
+
+
+def _kernel_name(fn: Any) -> str | None:
+    """The Python name of a Triton kernel (read from the function Triton wraps, exact str only)."""
+    for obj, attr in ((fn, "__name__"), (fn, "fn")):
+        try:
+            value = _getattribute(obj, attr)
+        except AttributeError:
+            continue
+        if attr == "fn":
+            try:
+                value = _getattribute(value, "__name__")
+            except AttributeError:
+                continue
+        if type(value) is str:
+            return value
+    return None
+
+
+# Device kernels that only move or fill memory, or that the timing protocol itself queues (the L2
+# flush's fill, the hold's spin): allowed on top of the verified runs' kernels.
+_HARNESS_KERNEL_MARKS = ("FillFunctor", "direct_copy_kernel", "copy_kernel", "Memcpy", "Memset",
+                         "memcpy", "memset", "spin_kernel")
+
+
+def is_copy_or_fill_kernel(name: str) -> bool:
+    return any(m in name for m in _HARNESS_KERNEL_MARKS)
 
 
 def device_kernel_names(events: Iterable[Any]) -> list[str]:
-    """Names of the kernels the profiler saw run on a CUDA device."""
+    """Names of the kernels (and memcpy/memset activities) the profiler saw run on a CUDA device."""
     names = []
     for evt in events:
         if str(getattr(evt, "device_type", "")).endswith("CUDA"):
             names.append(evt.name)
     return names
+
+
+def kernel_counts(names: Iterable[str]) -> dict[str, int]:
+    """How many times each device kernel ran, copy and fill kernels left out."""
+    counts: dict[str, int] = {}
+    for n in names:
+        if not is_copy_or_fill_kernel(n):
+            counts[n] = counts.get(n, 0) + 1
+    return counts
 
 
 def confirmed_on_device(kernel_names: Iterable[str], device_names: Iterable[str]) -> int:

@@ -197,16 +197,26 @@ class CandidateProcess:
     def request(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send a command, return the child's reply to it. A reply that does not carry this request's
         nonce, or that comes with extra bytes behind it, was not written by the harness."""
+        nonce = self.send(msg)
+        return self.receive((nonce,), timeout)
+
+    def send(self, msg: dict[str, Any]) -> str:
+        """Send a command under a fresh nonce (returned) without waiting for the reply (the timing
+        lockstep sends a `run` per timed run)."""
         nonce = secrets.token_hex(16)
         try:
             send_command(self.sock, {**msg, "nonce": nonce})
         except OSError as e:
             raise ChildFailure("crash", self._death_note(str(e))) from None
+        return nonce
+
+    def receive(self, nonces: tuple[str, ...], timeout: float) -> dict[str, Any]:
+        """The next reply, which must carry one of `nonces` and nothing behind it."""
         try:
             reply = self._recv(timeout)
         finally:
             self.drain_reports()
-        if reply.get("nonce") != nonce:
+        if reply.get("nonce") not in nonces:
             raise ChildFailure("crash", "a reply without this request's nonce: the candidate wrote to the "
                                "harness's socket")
         self.sock.setblocking(False)  # a timeout would make the peek wait for data

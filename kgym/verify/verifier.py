@@ -34,7 +34,10 @@ FLAG_SPEEDUP = 10.0
 # on an H200 a spare's CUDA start stretched 7-100 us kernels by tens of microseconds, while a 3 ms
 # kernel timed the same with and without (3.13-3.18 ms).
 QUIET_BELOW_MS = 2.0
-CHECKED_RUNS = 3  # timed runs whose outputs the parent verifies (the last and two secret others)
+# Timed runs whose outputs the parent verifies against the reference on their own draw. To move the
+# median a candidate must cheat in more than half of the runs; a secret uniform sample of 6 misses all
+# of those with probability below 2**-6.
+CHECKED_RUNS = 6
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class VerifyConfig:
     seed: int = 0  # public seed: the parameters of Model and ModelNew are drawn from it
     timed_runs: int | None = None  # default: 100 on CUDA, 10 on CPU
     warmup_runs: int | None = None  # default: 5 on CUDA, 1 on CPU
-    guarded_fraction: float = 0.2  # share of extra timed runs with the dispatch guard on (not timed)
+    guarded_fraction: float = 0.2  # unused since every timed run is guarded (kept for old configs)
     max_remeasure: int = 2  # extra timing attempts while the variation is above the threshold
     measure_compile: bool | None = None  # default: on CUDA always, on CPU never (the interpreter's figure means nothing)
     timeout_s: float = 120.0  # per request to the candidate's process (load, one forward)
@@ -167,6 +170,7 @@ class Verifier:
                warmup: int, mem_gb: float) -> None:
         device = self.device
         self._last_signature = ""  # launches of the last verified forward; timed runs must match it
+        self._last_device_counts: dict[str, int] | None = None  # its device kernels (GPU), likewise
         # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
         t = time.perf_counter()
         reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
@@ -214,7 +218,7 @@ class Verifier:
         with self.sandbox.quiet() if quiet else contextlib.nullcontext():
             v.stages_s["quiet_wait"] = time.perf_counter() - t
             t = time.perf_counter()
-            cand = self._time_candidate(proc, arena, model, nominal, cfg, v, runs, warmup)
+            cand = self._time_candidate(proc, arena, ref, model, nominal, cfg, v, runs, warmup)
             v.stages_s["timing"] = time.perf_counter() - t
             if cand is None:
                 return
@@ -267,6 +271,8 @@ class Verifier:
         v.launches = v.launches or launches
         v.library_calls = max(v.library_calls, _int(reply, "library_calls"))
         self._last_signature = _str(reply, "signature")
+        if "device_kernel_counts" in reply:
+            self._last_device_counts = _counts(reply, "device_kernel_counts")
         if launches == 0:
             v.fail("launch", "forward() launched no Triton kernel (a kernel that is defined but never "
                    "launched does not count)")
@@ -295,104 +301,141 @@ class Verifier:
         return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
                           _order(reference_first), cmp.note)
 
-    def _time_candidate(self, proc, arena, model, nominal, cfg, v, runs, warmup) -> Timing | None:
-        extra = max(1, int(round(runs * cfg.guarded_fraction)))
+    def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
         held: list[torch.Tensor] = []  # shared buffers of the current attempt
         try:
-            return self._time_attempts(proc, arena, model, nominal, cfg, v, runs, warmup, extra, held)
+            return self._time_attempts(proc, arena, ref, model, nominal, cfg, v, runs, warmup, held)
         finally:
             arena.free(*held)
 
-    def _timing_attempt(self, proc, arena, model, nominal, cfg, v, runs, warmup, extra, held, rng
+    def _fresh_draw(self, ref, nominal, rng) -> list[Any]:
+        """One timed run's inputs: the reference's get_inputs under a fresh secret seed, so no input
+        is derivable from another (a rescaling of the nominal case was: a cached result answered it)."""
+        draw = cases_mod.make_inputs(ref.get_inputs, rng.getrandbits(63), lambda x: x, self.device)
+        if len(draw) != len(nominal) or any(
+                isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor)
+                or (isinstance(a, torch.Tensor) and (a.shape != b.shape or a.dtype != b.dtype))
+                or (not isinstance(a, torch.Tensor) and a != b) for a, b in zip(draw, nominal)):
+            raise RuntimeError("get_inputs() gave inputs of another shape, dtype or value under a new seed: "
+                               "kgym times on fresh draws of the same shapes")
+        return draw
+
+    def _timing_attempt(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup, held, rng
                         ) -> timing.Measurement | None:
-        """One timed batch in the child and every check on what it reports; None if a gate failed."""
+        """One timed batch in the child, in lockstep (child.py's `time`): before each run the inputs
+        get a fresh draw; CHECKED_RUNS secret runs are verified against the reference on their own
+        draw. None if a gate failed (a wrong timed output is a hard failure: isolation)."""
         arena.free(*held)
         held.clear()
-        total = runs + extra
-        guarded = sorted(rng.sample(range(total), extra))
-        scales = timing.scales(total, rng.getrandbits(62))
-        work, bases, handles_work, handles_base = [], [], [], []
+        work, handles = [], []
         for x in nominal:
             if isinstance(x, torch.Tensor):
-                wb, wh = arena.share_copy(x)
-                bb, bh = arena.share_copy(x)
-                work.append(wb); bases.append((bb, x)); handles_work.append(wh); handles_base.append(bh)
+                buf, h = arena.empty(tuple(x.shape), x.dtype)
+                work.append(buf)
+                handles.append(h)
             else:
-                work.append(x); handles_work.append(x); handles_base.append(x)
-        # The outputs of the last run and of CHECKED_RUNS - 1 secret others are verified here.
-        unguarded = [k for k in range(total) if k not in set(guarded)]
-        last = unguarded[-1]
-        others = rng.sample(unguarded[:-1], min(CHECKED_RUNS - 1, len(unguarded) - 1))
-        checked = sorted(set(others) | {last})
+                work.append(x)
+                handles.append(x)
         shape, dtype = _output_spec(model, nominal)
-        check_bufs, check_handles = {}, {}
-        for k in checked:
-            buf, h = arena.empty(shape, dtype)
-            _poison_buffer(buf)
-            check_bufs[k], check_handles[k] = buf, h
-        held.extend([*check_bufs.values(), *_tensors(work), *(b for b, _ in bases)])
+        check_buf, check_handle = arena.empty(shape, dtype)
+        held.extend([check_buf, *_tensors(work)])
+        checked = set(rng.sample(range(runs), min(CHECKED_RUNS, runs)))
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
-        budget = cfg.timeout_s + 3 * (total + warmup + 20) * per_forward
+        per_run_s = cfg.timeout_s + 3 * per_forward
         t_sent = time.perf_counter()
-        reply = self._ask(proc, {"op": "time", "inputs": handles_work, "bases": handles_base,
-                                 "checks": check_handles, "scales": scales, "guarded_runs": guarded,
-                                 "warmup": warmup}, budget, v)
+        time_nonce = proc.send({"op": "time", "inputs": handles, "check": check_handle, "runs": runs,
+                                "warmup": warmup})
+        for i in [-1 - j for j in range(warmup)] + list(range(runs)):
+            draw = self._fresh_draw(ref, nominal, rng)
+            for buf, x in zip(work, draw):
+                if isinstance(x, torch.Tensor):
+                    buf.copy_(x)
+            if i in checked:
+                _poison_buffer(check_buf)
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+            nonce = proc.send({"op": "run", "i": i, "check": i in checked})
+            reply = self._receive(proc, (nonce, time_nonce), per_run_s, v)
+            if reply is None:
+                return None
+            if reply.get("op") != "ran":
+                v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
+                return None
+            if reply.get("i") != i:
+                raise ChildFailure("crash", "the candidate's process answered for another timed run")
+            if reply.get("problem"):
+                v.fail("isolation", f"timed run {i}: {str(reply['problem'])[:2000]}")
+                return None
+            if i in checked:
+                if any(not _same(b, x) for b, x in zip(_tensors(work), _tensors(draw))):
+                    v.fail("isolation", f"the candidate modified its inputs in timed run {i}")
+                    return None
+                cmp = cases_mod.compare(check_buf, _reference_forward(model, draw))
+                if not cmp.passed:
+                    v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
+                           f"behave differently when timed: a cached, stale or skipped result?): {cmp.note}")
+                    return None
+            del draw
+        finish = proc.send({"op": "finish"})
+        reply = self._receive(proc, (finish, time_nonce), cfg.timeout_s + 3 * (runs + warmup) * per_forward, v)
         elapsed_ms = (time.perf_counter() - t_sent) * 1e3
         if reply is None:
             return None
         if reply.get("op") != "timed":
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
-        if any(not _same(b, x) for b, x in bases):
-            # Watched (hidden cases) and timed behaviour differ: a hard gate, never partial credit.
-            v.fail("isolation", "timed runs: the candidate modified its inputs during the timed runs "
-                   "(it behaves differently when timed)")
-            return None
-        if reply.get("problem"):
-            v.fail("isolation", f"timed runs: {str(reply['problem'])[:2000]} (it behaves differently when timed)")
-            return None
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
-            v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or shapes) than "
-                   "the verified runs")
+            v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or arguments: shapes, "
+                   "scalars, which input, output or allocation each tensor is) than the verified runs")
             return None
-        # Each checked run's output must be right for its freshly scaled inputs: a cache keyed on
-        # pointers or content, or work skipped on some runs, leaves a stale answer here.
-        for k, buf in check_bufs.items():
-            run_inputs = [x * scales[k] if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                          for x in nominal]
-            cmp = cases_mod.compare(buf, _reference_forward(model, run_inputs), cfg.tolerance)
-            del run_inputs
-            if not cmp.passed:
-                v.fail("isolation", f"timed runs: the output of timed run {k} is wrong for its inputs (a cached, "
-                       f"stale or skipped result?): {cmp.note}")
+        if self._last_device_counts is not None:
+            problem = _device_kernels_differ(self._last_device_counts, reply.get("device_kernel_counts"),
+                                             _int(reply, "forwards"))
+            if problem:
+                v.fail("isolation", f"the device ran other kernels in the timed runs than in the verified "
+                       f"runs: {problem}")
                 return None
         m = timing.Measurement(_floats(reply, "times_ms"), _floats(reply, "wall_ms"), _str(reply, "clock"))
         if len(m.times_ms) != runs or len(m.wall_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
             raise ChildFailure("crash", "the candidate's process returned malformed timings")
         if sum(m.wall_ms) > elapsed_ms:
-            v.fail("isolation", f"timing tripwire: the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
+            v.fail("timing", f"the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
                    f"clocked it ({elapsed_ms:.1f} ms): the timer was tampered with")
             return None
         if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
-            v.fail("isolation", "timing tripwire: event times exceed the host wall clock: the timer was tampered with")
+            v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
             return None
         calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock)
         if not calib.times_ms or len(calib.times_ms) != len(calib.wall_ms):
             raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
         hidden = m.hidden_ms - calib.hidden_ms
         if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
-            v.fail("isolation", f"timing tripwire: work outside the timed stream: the host wall clock exceeds the CUDA events "
+            v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
                    f"by {hidden:.3f} ms per run (side stream or thread?)")
             return None
         return m
 
-    def _time_attempts(self, proc, arena, model, nominal, cfg, v, runs, warmup, extra, held) -> Timing | None:
+    def _receive(self, proc, nonces, timeout, v) -> dict[str, Any] | None:
+        """One reply of the timing lockstep; None when a tripwire fired (the verdict says which)."""
+        try:
+            reply = proc.receive(nonces, timeout)
+        except ChildFailure:
+            if proc.reports:
+                v.fail(*proc.reports[0])
+                return None
+            raise
+        if proc.reports:
+            v.fail(*proc.reports[0])
+            return None
+        return reply
+
+    def _time_attempts(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup, held) -> Timing | None:
         device = self.device
         rng = secrets.SystemRandom()
         best: timing.Measurement | None = None
         for _ in range(1 + cfg.max_remeasure):
-            m = self._timing_attempt(proc, arena, model, nominal, cfg, v, runs, warmup, extra, held, rng)
+            m = self._timing_attempt(proc, arena, ref, model, nominal, cfg, v, runs, warmup, held, rng)
             if m is None:
                 return None
             if best is None or m.spread_ms / m.median_ms < best.spread_ms / best.median_ms:
@@ -473,6 +516,26 @@ def _strs(reply: dict[str, Any], key: str) -> list[str]:
     if not isinstance(xs, list) or any(not isinstance(x, str) for x in xs):
         raise _malformed(key)
     return xs
+
+
+def _counts(reply: dict[str, Any], key: str) -> dict[str, int]:
+    x = reply.get(key)
+    if not isinstance(x, dict) or any(not isinstance(k, str) or type(n) is not int for k, n in x.items()):
+        raise _malformed(key)
+    return x
+
+
+def _device_kernels_differ(verified: dict[str, int], timed: Any, forwards: int) -> str:
+    """The timed batch's device kernels (copy and fill kernels left out) must be exactly `forwards`
+    times the verified forward's: the same Triton kernels and library calls, nothing else."""
+    if not isinstance(timed, dict) or any(not isinstance(k, str) or type(n) is not int for k, n in timed.items()):
+        raise _malformed("device_kernel_counts")
+    diffs = []
+    for name in sorted(set(verified) | set(timed)):
+        want, got = verified.get(name, 0) * forwards, timed.get(name, 0)
+        if want != got:
+            diffs.append(f"{name[:120]}: {got} launches, {want} expected")
+    return "; ".join(diffs[:5])
 
 
 def _tensors(items: list[Any]) -> list[torch.Tensor]:
