@@ -5,7 +5,8 @@ version) is the one records store, so the same answer submitted twice, in one ep
 answers of a group, is verified once. Verdicts are kept least recently used first out. A verdict
 with `error` set (a failure of kgym, not of the candidate) is never cached, so resubmitting
 retries it. Two requests for one id in flight at once on one event loop share one verification.
-Does not verify (the wrapped evaluator does) or score.
+Several loops of one thread may share a cache (the TRL facade's objects do); several threads may
+not (its dict is not locked). Does not verify (the wrapped evaluator does) or score.
 """
 
 from __future__ import annotations
