@@ -181,6 +181,7 @@ class AuditTripwire:
         sys.addaudithook(self._hook)
         self._install_import_guard()
         self._install_escape_tripwires()
+        self._install_thread_and_fork_tripwires()
 
     def _install_import_guard(self) -> None:
         original = builtins.__import__
@@ -227,6 +228,42 @@ class AuditTripwire:
             return original(*args, **kwargs)
 
         return wrapper
+
+    def _install_thread_and_fork_tripwires(self) -> None:
+        """Two doors that raise no audit event (3.11): `_thread.start_new_thread` (every Python
+        thread; dispatch modes are thread-local, so a thread would compute unguarded) and
+        `_posixsubprocess.fork_exec` (subprocess and multiprocessing.util.spawnv_passfds end there).
+        Every binding of either in a loaded module is replaced: no thread may start once the
+        candidate is loaded, and only Triton may run its toolchain."""
+        import _posixsubprocess
+        import _thread
+
+        tripwire = self
+        start_original, fork_original = _thread.start_new_thread, _posixsubprocess.fork_exec
+
+        def start_new_thread(*args, **kwargs):
+            tripwire.violation("a thread was started (_thread.start_new_thread)")
+            raise PermissionError("kgym sandbox: starting a thread is not allowed")
+
+        def fork_exec(*args, **kwargs):
+            argv = args[0] if args else None
+            exe = argv[0] if type(argv) in (list, tuple) and argv else b""
+            exe = os.path.basename(os.fsdecode(exe)) if isinstance(exe, (str, bytes)) else ""
+            if exe in _TOOLCHAIN and self._first_non_stdlib(2).startswith(self._triton):
+                return fork_original(*args, **kwargs)
+            tripwire.violation(f"_posixsubprocess.fork_exec {str(argv)[:120]}")
+            raise PermissionError("kgym sandbox: starting a process is not allowed")
+
+        self.doors = {id(start_original): start_new_thread, id(fork_original): fork_exec}
+        originals = (start_original, fork_original)
+        for module in list(sys.modules.values()):
+            try:
+                names = [k for k, v in vars(module).items() if any(v is o for o in originals)]
+            except TypeError:
+                continue
+            for k in names:
+                setattr(module, k, self.doors[id(getattr(module, k))])
+                self.escapes[f"{id(module)}.{k}"] = (module, k, getattr(module, k))
 
     def intact(self) -> bool:
         """Are the import guard and the escape tripwires still in place?"""
