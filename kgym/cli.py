@@ -53,7 +53,6 @@ def _fmt_ms(t) -> str:
 
 
 def format_report(v, title: str, reward_config=None) -> str:
-    from kgym.contract import GATES
     from kgym.reward import RewardConfig, reward
 
     reward_config = reward_config or RewardConfig()
@@ -63,27 +62,9 @@ def format_report(v, title: str, reward_config=None) -> str:
         lines.append("ERROR in kgym itself (not the kernel's fault):")
         lines.append(v.error)
         return "\n".join(lines)
-    failed_at = GATES.index(v.gate) if v.gate in GATES else None
-    details = {
-        "compile": f"load {v.stages_s.get('load', 0):.2f} s",
-        "launch": f"{v.launches} Triton launch(es) in the first forward"
-                  + (f", {v.device_launches} confirmed on the device" if v.device_launches is not None else ""),
-        "isolation": f"{v.library_calls} library call(s)" if v.hybrid else "no PyTorch compute seen",
-        "correctness": f"{v.cases_passed}/{len(v.cases)} hidden cases",
-        "timing": f"candidate {_fmt_ms(v.timings.get('candidate'))}",
-    }
-    for i, gate in enumerate(GATES):
-        if v.gate in ("timeout", "crash") and (failed_at is None) and i >= _reached(v):
-            status = "not run"
-        elif failed_at is not None and i > failed_at:
-            status = "not run"
-        elif failed_at == i:
-            status = "FAIL"
-        else:
-            status = "pass"
-        extra = details.get(gate, "") if status != "not run" else ""
-        lines.append(f"  {gate:<12} {status:<8} {extra}")
-        if gate == "correctness" and status != "not run":
+    for gate, status, extra in gate_statuses(v):
+        lines.append(f"  {gate:<12} {status:<8} {extra}".rstrip())
+        if gate == "correctness" and v.cases:
             for c in v.cases:
                 err = "" if c.max_abs_err is None else f"max abs {c.max_abs_err:.3g}, max rel {c.max_rel_err:.3g}"
                 lines.append(f"      {c.name:<8} {'pass' if c.passed else 'FAIL':<5} {err}  ({c.order})"
@@ -95,8 +76,9 @@ def format_report(v, title: str, reward_config=None) -> str:
     if v.timings.get("eager") or v.timings.get("compile"):
         lines.append(f"  eager        {_fmt_ms(v.timings.get('eager'))}")
         lines.append(f"  compile      {_fmt_ms(v.timings.get('compile'))}")
-        se = f"{v.speedup_eager:.3f}x" if v.speedup_eager is not None else "-"
-        sc = f"{v.speedup_compile:.3f}x" if v.speedup_compile is not None else "-"
+        # 3 significant digits: the CPU interpreter's speedups are ~1e-4x, which .3f would print as 0.000x
+        se = f"{v.speedup_eager:.3g}x" if v.speedup_eager is not None else "-"
+        sc = f"{v.speedup_compile:.3g}x" if v.speedup_compile is not None else "-"
         lines.append(f"  speedup      vs eager {se}, vs torch.compile {sc}{'  FLAGGED (>10x)' if v.flagged else ''}")
     lines.append(f"  passed       {v.passed}")
     lines.append(f"  reward       {reward(v, reward_config):.4f} (speed baseline: {reward_config.baseline})")
@@ -105,15 +87,99 @@ def format_report(v, title: str, reward_config=None) -> str:
     return "\n".join(lines)
 
 
-def _reached(v) -> int:
-    """How many gates had passed when the process hung or died."""
-    from kgym.contract import GATES
+def gate_statuses(v) -> list[tuple[str, str, str]]:
+    """(gate, status, detail) for each of the five gates, from what the verdict shows ran.
 
-    if v.cases:
-        return GATES.index("correctness")
-    if v.launches:
-        return GATES.index("isolation")
-    return GATES.index("compile")
+    A gate passed only when the verdict holds evidence of it: launches counted, hidden cases run,
+    the candidate timed. A forward stopped by a tripwire before its launches were counted (a pure
+    PyTorch candidate fails isolation at its first op) leaves the launch gate "unknown", not passed.
+    "stopped": the gate was under way when a later check failed (some cases ran; the candidate was
+    timed, then a timed-run check failed). "not run": the verdict ended before the gate began."""
+    g, hung = v.gate, v.gate in ("timeout", "crash")
+    cases_ran = bool(v.cases)
+    all_cases = cases_ran and v.cases_passed == len(v.cases)
+    candidate = v.timings.get("candidate")
+    launch_detail = (f"{v.launches} Triton launch(es) in the first forward"
+                     + (f", {v.device_launches} confirmed on the device" if v.device_launches is not None else ""))
+    out = [("policy", "FAIL" if g == "policy" else "pass", "")]
+
+    if g == "policy" or (hung and not (v.launches or cases_ran) and "load" not in v.stages_s):
+        out.append(("compile", "not run", ""))
+    else:
+        out.append(("compile", "FAIL" if g == "compile" else "pass", f"load {v.stages_s.get('load', 0):.2f} s"))
+
+    if g == "launch":
+        out.append(("launch", "FAIL", launch_detail))
+    elif v.launches:
+        out.append(("launch", "pass", launch_detail))
+    elif g in ("policy", "compile") or hung:
+        out.append(("launch", "not run", ""))
+    else:
+        out.append(("launch", "unknown", f"no Triton launch counted: forward() was stopped by the {g} failure first"))
+
+    iso_detail = f"{v.library_calls} library call(s)" if v.hybrid else "no PyTorch compute seen"
+    if g == "isolation":
+        out.append(("isolation", "FAIL", "in the timed runs, after every hidden case passed" if all_cases else ""))
+    elif v.passed or g in ("correctness", "timing") or (hung and cases_ran):
+        out.append(("isolation", "pass", iso_detail))
+    else:
+        out.append(("isolation", "not run", ""))
+
+    cases = f"{v.cases_passed}/{len(v.cases)} hidden cases"
+    if g == "correctness":
+        out.append(("correctness", "FAIL", cases))
+    elif all_cases and (v.passed or g in ("timing", "isolation") or hung):
+        out.append(("correctness", "pass", cases))
+    elif cases_ran:
+        out.append(("correctness", "stopped", f"{cases} before the {g} failure"))
+    else:
+        out.append(("correctness", "not run", ""))
+
+    if g == "timing":
+        out.append(("timing", "FAIL", f"candidate {_fmt_ms(candidate)}"))
+    elif v.passed:
+        out.append(("timing", "pass", f"candidate {_fmt_ms(candidate)}"))
+    elif candidate is not None:
+        out.append(("timing", "stopped", f"candidate {_fmt_ms(candidate)}, then the {g} failure"))
+    else:
+        out.append(("timing", "not run", ""))
+    return out
+
+
+def check_reference(reference, path: str) -> None:
+    """Call the reference's own code once before verifying: a `get_init_inputs()`, `Model(...)` or
+    `get_inputs()` that raises is a bad input file (UsageError naming the file, the call and the line),
+    not a failure of kgym inside the verifier.
+
+    The calls run on PyTorch's meta device, which allocates nothing, so a reference at full size costs
+    nothing here; only a call that fails there is repeated on the CPU for real (some references compute
+    on their data, which meta tensors cannot), and only a failure there too is reported. The global
+    RNG state is restored afterwards."""
+    import torch
+
+    def attempt(device: str) -> tuple[str, BaseException] | None:
+        with torch.random.fork_rng(devices=[]), torch.device(device):
+            torch.manual_seed(0)
+            for call, fn in (("get_init_inputs()", reference.get_init_inputs),
+                             ("Model(*get_init_inputs())", lambda: reference.Model(*reference.get_init_inputs())),
+                             ("get_inputs()", reference.get_inputs)):
+                try:
+                    fn()
+                except Exception as e:  # noqa: BLE001 - any failure of the reference's code is the file's
+                    return call, e
+        return None
+
+    if attempt("meta") is None:
+        return
+    failed = attempt("cpu")
+    if failed is None:
+        return
+    call, e = failed
+    import traceback
+
+    lines = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == reference.path]
+    where = f" (line {lines[-1]})" if lines else ""
+    raise UsageError(f"reference file {path!r}: {call} raised {type(e).__name__}: {e}{where}")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -144,6 +210,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         reference = load_reference(ref, origin=args.reference)
     except ReferenceError as e:
         raise UsageError(str(e)) from None
+    check_reference(reference, args.reference)
     if args.out is None and args.metrics_port is None:
         verdict = verify(reference, cand, config)
         _print_verdict(args, verdict)
