@@ -24,7 +24,7 @@ from kgym.reward import RewardConfig
 
 @dataclass(frozen=True)
 class SinkConfig:
-    root: str  # records root: rows go under ROOT/RUN_ID/<family>/
+    root: str  # records root, a local path or a pyarrow filesystem URI: rows go under ROOT/RUN_ID/<family>/
     run_id: str
     job_id: str
     flush_rows: int = 8
@@ -44,12 +44,15 @@ class SinkSummary:
 
 
 def recorded_verdict_ids(run_path: str | Path) -> tuple[set[str], set[str]]:
-    """(ids with a verdict, ids with only kgym-error rows) among the run's visible parts."""
+    """(ids with a verdict, ids with only kgym-error rows) among the run's visible parts (a local
+    path or a URI)."""
+    from kgym.records.layout import locate
     from kgym.records.reader import read_table
 
-    if not Path(run_path).exists():
+    where = locate(run_path)
+    if not where.exists():
         return set(), set()
-    table = read_table(run_path).select(["evaluation_id", "outcome"]).to_pydict()
+    table = read_table(where).select(["evaluation_id", "outcome"]).to_pydict()
     verdicts, errors = set(), set()
     for eid, outcome in zip(table["evaluation_id"], table["outcome"]):
         (errors if outcome == "error" else verdicts).add(eid)
@@ -65,7 +68,7 @@ class RecordSink:
         self.config = config
         self.writer = RecordWriter(config.root, run_id=config.run_id, job_id=config.job_id,
                                    flush_rows=config.flush_rows, flush_seconds=config.flush_seconds)
-        self.verdicts, self.errors = recorded_verdict_ids(self.writer.run_path)
+        self.verdicts, self.errors = recorded_verdict_ids(self.writer.run_location)
         # The writer's owner flushes on a timer, so a row is durable flush_seconds after it arrived
         # even when no other row follows it (the writer serialises its calls with a lock).
         self._stop = threading.Event()
@@ -137,7 +140,7 @@ class RecordSink:
         return len(self.writer.flush())
 
     def summary(self) -> SinkSummary:
-        return SinkSummary(run_path=str(self.writer.run_path), rows_written=self.writer.rows_written,
+        return SinkSummary(run_path=self.writer.run_location.uri, rows_written=self.writer.rows_written,
                            dropped_duplicates=self.dropped, recorded=len(self.verdicts))
 
     def close(self) -> SinkSummary:

@@ -1,0 +1,393 @@
+"""`FarmService`: the verifier farm as an async Ray actor. `await service.submit.remote(request)` from
+any driver or actor gives that evaluation's `EvalResult`.
+
+Covers placing workers (one per GPU with `num_gpus=1`; one per CPU slot where the cluster has no
+GPU), feeding them from one queue with a bounded number of calls in flight per worker
+(backpressure: the rest wait in the queue, retries first), and the farm's failure handling:
+
+- a worker that dies (`RayActorError`), stops answering within `call_timeout_s`, fails to start
+  within `start_timeout_s` or fails its health probe is killed and replaced by a fresh one; its
+  calls in flight go back to the front of the queue;
+- a reply whose verdict carries `error` (a failure of kgym, not of the kernel), or an exception out
+  of the worker's method, is retried, up to `max_attempts` calls per evaluation; after that the
+  result has outcome "error" (`give_up_result`);
+- a kernel's verdict (timeout and crash included) is never retried.
+
+Exactly once: results are keyed by evaluation id. An id submitted while it is queued or running
+waits for the same verification; an id submitted after it finished gets the kept result at once.
+Every result is kept for the service's lifetime (a few KB each), so the guarantee never lapses.
+With a `RecordSink`, each result is sent to it once as it completes (`write_results`), so episode
+evaluations get rows as batch ones do, and the sink's queue-depth and worker gauges follow the
+service. `drain()` waits until the sink holds every result sent so far.
+
+Order of events for one call: queued -> dispatched to the least-loaded worker with room -> the
+reply is awaited by its own task -> on success the result is emitted (kept, callers woken, sent to
+the sink) and the queue is served again; a monitor task checks deadlines and probes every `tick_s`.
+Every method runs on the actor's one event loop (one concurrency group), so no state is shared
+across threads. Does not build requests, score verdicts or know who submits (a batch job's client
+in `pool.py`, an episode's `FarmEvaluator` in `evaluator.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import ray
+from ray.exceptions import RayActorError, RayError
+
+from kgym.contract import EvalRequest, EvalResult, Verdict, WorkerReply
+from ray_cluster.pool_config import PoolConfig, PoolStats, cluster_plan
+from ray_cluster.worker import VerifierWorker, WorkerHealth
+
+
+@dataclass
+class _Call:
+    request: EvalRequest
+    attempt: int = 0  # calls made so far (1 after the first dispatch)
+    submitted: float = 0.0  # monotonic time of the latest dispatch
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Slot:
+    index: int
+    worker_id: str
+    actor: Any
+    inflight: dict[Any, _Call] = field(default_factory=dict)  # ObjectRef -> call, in dispatch order
+    ready_ref: Any = None  # pending ready() call; None once the worker answered
+    started: float = 0.0
+    probe_ref: Any = None
+    probe_sent: float = 0.0
+    last_probe: float = 0.0
+    last_reply: float = 0.0  # when the worker last finished a call (or started)
+    health: WorkerHealth | None = None
+
+
+def give_up_result(request: EvalRequest, attempts: int, errors: list[str], latency_s: float) -> EvalResult:
+    """The one result of an evaluation the farm could not complete: outcome "error", never a verdict."""
+    why = "; ".join(errors) or "the farm failed"
+    verdict = Verdict(error=f"farm gave up after {attempts} attempt(s): {why}"[:8000])
+    return EvalResult(request=request, verdict=verdict, worker=None, attempts=attempts, verify_s=None,
+                      latency_s=latency_s, farm_error=why)
+
+
+@ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
+class FarmService:
+    def __init__(self, config: PoolConfig = PoolConfig(), sink: Any = None):
+        if config.max_in_flight < 1 or config.max_attempts < 1:
+            raise ValueError("need max_in_flight >= 1 and max_attempts >= 1")
+        worker = config.worker
+        if worker.case_secret is None:  # one secret for the whole farm, so a retry sees the same cases
+            worker = replace(worker, case_secret=secrets.token_bytes(32))
+        self.config = replace(config, worker=worker)
+        self.num_workers, self.gpu = cluster_plan(self.config)
+        self.sink = sink
+        self.stats = PoolStats()
+        self._generation: collections.Counter[int] = collections.Counter()
+        self._queue: collections.deque[_Call] = collections.deque()
+        self._waiting: dict[str, asyncio.Future] = {}  # id -> its result, while queued or running
+        self._results: dict[str, EvalResult] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._sink_writes: set[asyncio.Task] = set()
+        self._rows_at_drain = 0
+        self._gauges: tuple | None = None
+        self._monitor: asyncio.Task | None = None
+        self._closed = False
+        self._slots: list[_Slot] = []
+        for i in range(self.num_workers):
+            self._slots.append(self._spawn(i))
+
+    # -- the service's face ---------------------------------------------------------------------
+    async def submit(self, request: EvalRequest) -> EvalResult:
+        """The result of `request`'s evaluation id: verified once, however often it is submitted."""
+        self._start()
+        eid = request.evaluation_id
+        done = self._results.get(eid)
+        if done is not None:
+            self.stats.duplicates += 1
+            return done
+        if self._closed:
+            return give_up_result(request, 0, ["the farm is closed"], 0.0)
+        fut = self._waiting.get(eid)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiting[eid] = fut
+            self._queue.append(_Call(request))
+            self._dispatch()
+        else:
+            self.stats.duplicates += 1
+        # shield: one caller that gives up (a cancelled Ray task) must not cancel the others' wait
+        return await asyncio.shield(fut)
+
+    async def describe(self) -> dict[str, Any]:
+        """num_workers, gpu, and the config in use (its case secret left out)."""
+        self._start()
+        return {"num_workers": self.num_workers, "gpu": self.gpu,
+                "config": replace(self.config, worker=replace(self.config.worker, case_secret=None))}
+
+    async def get_stats(self) -> PoolStats:
+        return dataclasses.replace(self.stats, replaced_why=list(self.stats.replaced_why),
+                                   sink_errors=list(self.stats.sink_errors))
+
+    async def worker_ids(self) -> list[str]:
+        return [s.worker_id for s in self._slots]
+
+    async def worker_actor(self, worker_id: str) -> Any:
+        """The actor handle of a live worker (for tests and operators)."""
+        return next(s.actor for s in self._slots if s.worker_id == worker_id)
+
+    async def worker_states(self) -> dict[str, int]:
+        """Workers by state (`kgym.metrics.WORKER_STATES`): starting, idle, busy."""
+        self._start()
+        return self._worker_states()
+
+    async def pending(self) -> int:
+        """Evaluation ids queued or running."""
+        return len(self._waiting)
+
+    async def health(self, timeout_s: float | None = None) -> list[WorkerHealth]:
+        """Probe every worker now (they answer even while they verify)."""
+        refs = [s.actor.health.remote() for s in self._slots]
+        return list(await asyncio.wait_for(asyncio.gather(*refs), timeout_s or self.config.probe_timeout_s))
+
+    async def drain(self) -> int:
+        """Wait until every result sent to the sink so far is stored; rows stored since the last drain."""
+        while self._sink_writes:
+            await asyncio.gather(*list(self._sink_writes), return_exceptions=True)
+        self._push_gauges(force=True)
+        new, self._rows_at_drain = self.stats.sink_rows - self._rows_at_drain, self.stats.sink_rows
+        return new
+
+    async def close(self) -> PoolStats:
+        """Kill the workers; callers still waiting get a give-up result (outcome error, sent to the
+        sink too, so the next run retries them); waits for the sink's writes."""
+        self._closed = True
+        for call in list(self._queue):
+            self._emit(give_up_result(call.request, call.attempt, call.errors + ["the farm closed"], 0.0))
+        self._queue.clear()
+        for slot in self._slots:
+            for call in slot.inflight.values():
+                self._emit(give_up_result(call.request, call.attempt, call.errors + ["the farm closed"], 0.0))
+            slot.inflight.clear()
+            _kill(slot.actor)
+        if self._monitor is not None:
+            self._monitor.cancel()
+        for t in list(self._tasks):
+            t.cancel()
+        await self.drain()
+        return await self.get_stats()
+
+    # -- workers --------------------------------------------------------------------------------
+    def _spawn(self, index: int) -> _Slot:
+        gen = self._generation[index]
+        self._generation[index] += 1
+        worker_id = f"w{index}" + (f".{gen}" if gen else "")
+        actor = VerifierWorker.options(num_cpus=self.config.cpus_per_worker, num_gpus=1 if self.gpu else 0).remote(
+            worker_id, self.config.worker)
+        now = time.monotonic()
+        slot = _Slot(index=index, worker_id=worker_id, actor=actor, ready_ref=actor.ready.remote(), started=now,
+                     last_probe=now, last_reply=now)
+        if self._monitor is not None:  # else _start() watches it, once the event loop runs
+            self._task(self._watch_ready(slot))
+        return slot
+
+    def _current(self, slot: _Slot) -> bool:
+        return not self._closed and self._slots[slot.index] is slot
+
+    def _replace(self, slot: _Slot, why: str) -> None:
+        """Kill a worker, put its calls back in the queue (a farm failure for each), start another."""
+        if not self._current(slot):
+            return
+        _kill(slot.actor)
+        for call in reversed(list(slot.inflight.values())):
+            call.errors.append(f"{slot.worker_id}: {why}")
+            self._retry_or_give_up(call)
+        slot.inflight.clear()
+        self.stats.replaced += 1
+        self.stats.replaced_why.append(f"{slot.worker_id}: {why}")
+        self._slots[slot.index] = self._spawn(slot.index)
+        self._dispatch()
+
+    def _worker_states(self) -> dict[str, int]:
+        counts: collections.Counter[str] = collections.Counter()
+        for s in self._slots:
+            counts["starting" if s.ready_ref is not None else ("busy" if s.inflight else "idle")] += 1
+        return dict(counts)
+
+    # -- the loop -------------------------------------------------------------------------------
+    def _task(self, coro: Any) -> asyncio.Task:
+        t = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+        return t
+
+    def _start(self) -> None:
+        """Start the monitor and the workers' ready watchers on the first call (the constructor
+        runs before the actor's event loop does)."""
+        if self._monitor is None and not self._closed:
+            self._monitor = asyncio.get_running_loop().create_task(self._monitor_loop())
+            for slot in self._slots:
+                if slot.ready_ref is not None:
+                    self._task(self._watch_ready(slot))
+
+    def _dispatch(self) -> None:
+        # Least-loaded first, so work spreads over all workers before any gets a second call.
+        for slot in sorted(self._slots, key=lambda s: len(s.inflight)):
+            while self._queue and len(slot.inflight) < self.config.max_in_flight:
+                call = self._queue.popleft()
+                call.attempt += 1
+                call.submitted = time.monotonic()
+                if not slot.inflight:
+                    slot.last_reply = call.submitted  # the worker's clock for this call starts now
+                ref = slot.actor.verify.remote(call.request)
+                slot.inflight[ref] = call
+                self.stats.submitted += 1
+                if call.attempt > 1:
+                    self.stats.retried += 1
+                self._task(self._await_call(slot, ref, call))
+
+    async def _await_call(self, slot: _Slot, ref: Any, call: _Call) -> None:
+        try:
+            reply: WorkerReply = await ref
+        except RayActorError as e:
+            if self._current(slot) and ref in slot.inflight:
+                self._replace(slot, f"worker died: {type(e).__name__}")  # requeues this call too
+            return
+        except RayError as e:  # an exception in the actor's method: kgym's failure, retried
+            if slot.inflight.pop(ref, None) is None or not self._current(slot):
+                return  # the worker was replaced meanwhile, and this call requeued with its others
+            slot.last_reply = time.monotonic()
+            call.errors.append(f"{slot.worker_id}: {type(e).__name__}: {str(e)[:500]}")
+            self._retry_or_give_up(call)
+            self._probe(slot)
+            self._dispatch()
+            return
+        if slot.inflight.pop(ref, None) is None or not self._current(slot):
+            return  # requeued when the worker was replaced; the retry's answer counts
+        now = time.monotonic()
+        slot.last_reply = now
+        if reply.farm_error is not None:
+            call.errors.append(f"{slot.worker_id}: {reply.farm_error[-500:]}")
+            self._probe(slot)
+            if call.attempt < self.config.max_attempts:
+                self._queue.appendleft(call)
+                self._dispatch()
+                return
+            self.stats.gave_up += 1
+        self._emit(EvalResult(request=call.request, verdict=reply.verdict, worker=reply.worker,
+                              attempts=call.attempt, verify_s=reply.verify_s, latency_s=now - call.submitted,
+                              started_at=reply.started_at, finished_at=reply.finished_at,
+                              farm_error=None if reply.farm_error is None else "; ".join(call.errors)))
+        self._dispatch()
+
+    def _retry_or_give_up(self, call: _Call) -> None:
+        if call.attempt < self.config.max_attempts:
+            self._queue.appendleft(call)
+            return
+        self.stats.gave_up += 1
+        self._emit(give_up_result(call.request, call.attempt, call.errors, time.monotonic() - call.submitted))
+
+    def _emit(self, result: EvalResult) -> None:
+        eid = result.evaluation_id
+        if eid in self._results:
+            self.stats.duplicates += 1
+            return
+        self._results[eid] = result
+        self.stats.completed += 1
+        fut = self._waiting.pop(eid, None)
+        if fut is not None and not fut.done():
+            fut.set_result(result)
+        if self.sink is not None:
+            write = asyncio.get_running_loop().create_task(self._write(result))
+            self._sink_writes.add(write)
+            write.add_done_callback(self._sink_writes.discard)
+
+    async def _write(self, result: EvalResult) -> None:
+        try:
+            self.stats.sink_rows += await self.sink.write_results.remote([result])
+        except Exception as e:  # noqa: BLE001 - the verdict stands; the row is the sink's failure
+            self.stats.sink_errors.append(f"{result.evaluation_id}: {type(e).__name__}: {str(e)[:300]}")
+
+    def _push_gauges(self, force: bool = False) -> None:
+        """Queue depth (ids queued or running) and workers by state, to the sink when they change."""
+        if self.sink is None:
+            return
+        gauges = (len(self._waiting), tuple(sorted(self._worker_states().items())))
+        if force or gauges != self._gauges:
+            self._gauges = gauges
+            self.sink.set_queue_depth.remote(gauges[0])
+            self.sink.set_workers.remote(dict(gauges[1]))
+
+    async def _watch_ready(self, slot: _Slot) -> None:
+        try:
+            health = await slot.ready_ref
+        except RayError as e:
+            self._replace(slot, f"worker failed to start: {type(e).__name__}: {str(e)[:300]}")
+            return
+        if not self._current(slot):
+            return
+        slot.ready_ref = None
+        slot.health = health
+        slot.last_probe = time.monotonic()
+        if not health.ok:
+            self._replace(slot, "unhealthy at start: " + "; ".join(health.problems))
+
+    def _probe(self, slot: _Slot) -> None:
+        if slot.probe_ref is None and slot.ready_ref is None and self._current(slot):
+            slot.probe_ref = slot.actor.health.remote()
+            slot.probe_sent = time.monotonic()
+            self._task(self._watch_probe(slot, slot.probe_ref))
+
+    async def _watch_probe(self, slot: _Slot, ref: Any) -> None:
+        try:
+            health = await ref
+        except RayActorError as e:
+            self._replace(slot, f"worker died: {type(e).__name__}")
+            return
+        except RayError as e:
+            self._replace(slot, f"health probe failed: {type(e).__name__}: {str(e)[:300]}")
+            return
+        if not self._current(slot) or slot.probe_ref is not ref:
+            return
+        slot.probe_ref = None
+        slot.last_probe = time.monotonic()
+        slot.health = health
+        if not health.ok:
+            self._replace(slot, "unhealthy: " + "; ".join(health.problems))
+
+    async def _monitor_loop(self) -> None:
+        while not self._closed:
+            await asyncio.sleep(self.config.tick_s)
+            self._check_deadlines()
+            self._dispatch()
+            self._push_gauges()
+
+    def _check_deadlines(self) -> None:
+        now = time.monotonic()
+        for slot in list(self._slots):
+            if slot.ready_ref is not None:
+                if now - slot.started > self.config.start_timeout_s:
+                    self._replace(slot, f"did not start within {self.config.start_timeout_s:g} s")
+                continue
+            if slot.probe_ref is not None and now - slot.probe_sent > self.config.probe_timeout_s:
+                self._replace(slot, f"health probe unanswered for {self.config.probe_timeout_s:g} s")
+                continue
+            if slot.inflight and now - slot.last_reply > self.config.call_timeout_s:
+                self._replace(slot, f"a call ran past {self.config.call_timeout_s:g} s")
+                continue
+            if now - slot.last_probe > self.config.probe_interval_s:
+                self._probe(slot)
+                slot.last_probe = now
+
+
+def _kill(actor: Any) -> None:
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # noqa: BLE001 - already gone
+        pass
