@@ -11,6 +11,13 @@
   torch, triton or math, also when the module is already loaded (then no audit event fires).
 - Tensor escape hatches (`Tensor.numpy`, `tolist`, `apply_`, `torch.from_numpy`, ...) that move
   compute out of the dispatcher's sight: refused when the candidate is on the stack.
+- Raw addresses (`Tensor.data_ptr`, a storage's `data_ptr`) are for Triton: refused when the code
+  asking, looked through the standard library, is neither Triton nor kgym while the candidate is on
+  the stack (numpy's __array_interface__ reads any tensor's memory from one).
+- String and code evaluation (the `exec` and `compile` events: eval, exec, compile, typing's
+  get_type_hints, inspect's eval_str, dataclasses, namedtuple) from the import of the candidate on:
+  refused unless the first non-stdlib frame asking is Triton's (its interpreter and binder compile
+  code) or the import system is between (a lazy import). A stdlib frame in between launders nothing.
 Every violation is written at once to the append-only channel the parent reads (`report`), so a
 candidate that catches the error, or later reaches this object, cannot take it back.
 """
@@ -150,6 +157,8 @@ class AuditTripwire:
             return None  # the harness unpickling its parent's commands (handles, dtypes, sizes)
         if event.startswith(_DENY_PREFIXES):
             return f"{event} {str(args)[:120]}"
+        if event in ("exec", "compile"):
+            return self._evaluation(event, args)
         if event in _INTROSPECTION:
             if not self.candidate_on_stack(3):
                 return None
@@ -160,6 +169,21 @@ class AuditTripwire:
                 return None
             return f"{event} {str(args)[:120]}"
         return None
+
+    def _evaluation(self, event: str, args: tuple) -> str | None:
+        """exec/compile after the candidate's import began: Triton and the import system only. Walks
+        out from the frame that raised the event through stdlib frames (typing, inspect, dataclasses
+        and the like evaluate on a caller's behalf) to the first one that is not: it must be Triton's.
+        kgym's own frames are not exempt: a finalizer the candidate left runs inside them."""
+        frame = _getframe(3)  # the frame that raised the event (_evaluation <- _denied <- _hook)
+        while frame is not None and self._is_stdlib(frame.f_code.co_filename):
+            if frame.f_code.co_filename.startswith("<frozen importlib"):
+                return None  # a module being imported (the candidate's own import included)
+            frame = frame.f_back
+        if frame is not None and frame.f_code.co_filename.startswith(self._triton):
+            return None
+        where = frame.f_code.co_filename if frame is not None else "?"
+        return f"{event} (string or code evaluation, asked from {os.path.basename(where)})"
 
     def _hook(self, event: str, args: tuple) -> None:
         if self._busy:
@@ -217,6 +241,28 @@ class AuditTripwire:
                                                else "moves compute out of PyTorch's dispatcher and Triton")
                 setattr(owner, name, wrapped)
                 self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)
+        for owner in (torch.Tensor, torch.UntypedStorage, torch.TypedStorage):
+            original = getattr(owner, "data_ptr", None)
+            if original is not None:
+                wrapped = self._address_wrapper(f"{owner.__name__}.data_ptr", original)
+                setattr(owner, "data_ptr", wrapped)
+                self.escapes[f"{id(owner)}.data_ptr"] = (owner, "data_ptr", wrapped)
+
+    def _address_wrapper(self, label: str, original: Any) -> Any:
+        """data_ptr for Triton's launcher and kgym; refused to code the candidate controls (its own
+        frames, or a library it handed the call to) while it is on the stack."""
+        tripwire = self
+
+        def data_ptr(*args, **kwargs):
+            if tripwire.candidate_on_stack(2):
+                asker = tripwire._first_non_stdlib(2)
+                if not asker.startswith((tripwire._triton, tripwire._kgym)):
+                    tripwire.violation(f"{label}() hands a raw address to {os.path.basename(asker) or '?'} "
+                                       "(raw memory is for Triton kernels)")
+                    raise PermissionError(f"kgym sandbox: {label}() is not allowed")
+            return original(*args, **kwargs)
+
+        return data_ptr
 
     def _escape_wrapper(self, label: str, original: Any, what: str) -> Any:
         tripwire = self
