@@ -39,6 +39,8 @@ class FarmBackend:
         from ray_cluster import PoolConfig, RaySettings, RecordSink, SinkConfig, VerifierPool, WorkerConfig, connect
 
         f = self.config.farm
+        # A worker picks its own device (cuda:0 when Ray gave it a GPU, else cpu): not the config's.
+        verify = {k: v for k, v in self.config.verify.items() if k != "device"}
         self._started = connect(RaySettings(address=f.ray_address, num_cpus=f.ray_num_cpus))
         self.sink = RecordSink.remote(SinkConfig(root=self.config.records, run_id=self.config.run_id, job_id="curate",
                                                  metrics_port=f.metrics_port))
@@ -47,7 +49,7 @@ class FarmBackend:
             self.log(f"jobs.curate: metrics on http://{endpoint}/metrics")
         self.pool = VerifierPool(PoolConfig(workers=f.workers, max_in_flight=f.max_in_flight,
                                             max_attempts=f.max_attempts, call_timeout_s=f.call_timeout_s,
-                                            worker=WorkerConfig(spares=f.spares, verify=dict(self.config.verify))))
+                                            worker=WorkerConfig(spares=f.spares, verify=verify)))
         self.log(f"jobs.curate: {self.pool.num_workers} {'GPU' if self.pool.gpu else 'CPU'} verifier worker(s)")
 
     def run(self, requests: Sequence[EvalRequest], on_result: OnResult) -> None:
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load(CurateConfig, args.config, args.set)
         result = run_curate_job(config, log=lambda s: print(s, flush=True))
-    except (ConfigError, TaskError) as e:
+    except (ConfigError, TaskError, ValueError) as e:  # ValueError: a replay path without records
         print(f"jobs.curate: error: {e}", file=sys.stderr)
         return 2
     return 1 if result.report.drops.get(Drop.FARM_ERROR) else 0

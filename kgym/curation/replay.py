@@ -60,7 +60,12 @@ def replay_rows(paths: Sequence[str | Path], per_family: int = 40) -> tuple[list
     from kgym.records.reader import load
 
     counts = ReplayCounts()
-    frames = [load(p) for p in paths]
+    frames = []
+    for p in paths:
+        try:
+            frames.append(load(p))
+        except FileNotFoundError:
+            raise ValueError(f"replay: no records at {str(p)!r} (give an RL run's records directory)") from None
     frames = [f for f in frames if len(f)]
     if not frames:
         return [], counts

@@ -36,7 +36,10 @@ def recorded_verdicts(records: str | Path, run_id: str) -> dict[str, Verdict]:
     path = run_dir(records, run_id)
     if not path.is_dir():
         return {}
-    table = read_table(path)
+    try:
+        table = read_table(path)
+    except FileNotFoundError:  # a run directory made by a writer that never flushed a part
+        return {}
     if not table.num_rows:
         return {}
     # Plain Python rows (not pandas'): list columns must read back as lists, not numpy arrays.
