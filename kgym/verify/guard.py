@@ -18,6 +18,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 from kgym.verify import accessors
+from kgym.verify.library import as_allowance, cast_problem, library_kind
 
 # aten ops (overload packets) that move or lay out memory without computing on values.
 ALLOWED_OPS = frozenset({
@@ -134,22 +135,37 @@ class ComputeGuard(TorchDispatchMode):
                 self.record(f"{namespace}::{name} to or from host memory")
                 raise IsolationViolation("kgym guard: copying data to or from the host in forward() is not "
                                          "allowed on a GPU")
-            return self._track(name, args, kwargs, func(*args, **kwargs))
+            return self._track(name, args, kwargs, self._no_cast(name, args, kwargs, func(*args, **kwargs)))
         if self.hybrid and namespace == "aten" and name in LIBRARY_OPS:
             self.library_calls.append(name)
             if len(self.library_calls) == 1:
-                return func(*args, **kwargs)
+                out = func(*args, **kwargs)
+                # the kind the reference makes, no larger than its largest call (library.py)
+                allowance = as_allowance(self.hybrid)
+                why = allowance.check(name, args, out) if allowance is not None else None
+                if why is None:
+                    return out
+                self.record(why)
+                raise IsolationViolation(f"kgym guard: {why}")
             self.record(f"{namespace}::{name} (a second library call; hybrid tasks allow one)")
         else:
             self.record(f"{namespace}::{name}")
         raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed "
                                  "in forward(); write it as a Triton kernel")
 
+    def _no_cast(self, name: str, args: tuple, kwargs: dict, out: Any) -> Any:
+        """Copies must be copies: a value-changing cast computes (library.py's cast rule)."""
+        why = cast_problem(name, args, kwargs, out)
+        if why is None:
+            return out
+        self.record(why)
+        raise IsolationViolation(f"kgym guard: {why}")
+
     def _init_op(self, func, namespace: str, name: str, args: tuple, kwargs: dict) -> Any:
         """While the candidate is imported and built: allocation, views, copies (host ones too: the
         model moves to the device) and RNG initialisation of parameters; no arithmetic."""
         if namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS):
-            return func(*args, **kwargs)
+            return self._no_cast(name, args, kwargs, func(*args, **kwargs))
         self.record(f"{namespace}::{name} while the candidate was imported or built")
         raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed in "
                                  "__init__ or at import; only parameter creation, RNG initialisation and copies")
@@ -220,6 +236,8 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
             library += 1
             if library > 1:
                 forbidden.append(evt.name + " (second library call)")
+            elif as_allowance(hybrid) is not None and library_kind(op) not in as_allowance(hybrid).max_flops:
+                forbidden.append(evt.name + " (a library call of a kind the reference does not make)")
             return
         children = _aten_children(evt)
         if op in COMPOSITE_OPS and children:

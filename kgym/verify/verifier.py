@@ -22,6 +22,7 @@ from kgym.verify import cases as cases_mod
 from kgym.verify import timing
 from kgym.verify.baselines import BaselineCache, measure_model
 from kgym.verify.launches import confirmed_on_device
+from kgym.verify.library import record_library_calls
 from kgym.verify.policy import check_source
 from kgym.verify.precision import exact_fp32
 from kgym.verify.reference import Reference, load_reference
@@ -174,7 +175,8 @@ class Verifier:
         # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
         t = time.perf_counter()
         reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
-                                 "hybrid": cfg.hybrid, "memory_limit_bytes": int(mem_gb * 2**30)}, cfg.timeout_s, v)
+                                 "hybrid": self._library_allowance(ref, model, cfg),
+                                 "memory_limit_bytes": int(mem_gb * 2**30)}, cfg.timeout_s, v)
         v.stages_s["load"] = time.perf_counter() - t
         if reply is None:
             return
@@ -234,6 +236,14 @@ class Verifier:
                            "a verdict on GPU speed")
         if v.gate is None:
             v.passed = True
+
+    def _library_allowance(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig) -> dict | bool:
+        """Hybrid tasks: the kinds and sizes of the reference's own library calls (library.py), from one
+        reference forward on inputs drawn with the public seed (only their shapes matter)."""
+        if not cfg.hybrid:
+            return False
+        inputs = cases_mod.make_inputs(ref.get_inputs, cfg.seed, lambda x: x, self.device)
+        return record_library_calls(model, inputs).to_wire()
 
     def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile
                         ) -> CaseResult | None:
