@@ -279,12 +279,13 @@ class Learner:
             with self.model.disable_adapter():
                 yield
 
-    def _forward(self, pb: PaddedBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Log-probs and entropies (B, C) of the completion tokens under the current model state."""
+    def _forward(self, pb: PaddedBatch, entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probs and entropies (B, C) of the completion tokens under the current model state
+        (entropies with a gradient only when asked: the bonus needs one, the metric does not)."""
         out = self.model(input_ids=pb.input_ids, attention_mask=pb.attention_mask, position_ids=pb.position_ids,
                          logits_to_keep=pb.completion_width + 1, use_cache=False)
         logits = out.logits[:, :-1, :]  # position P-1+t predicts completion token t
-        return token_logprobs_and_entropy(logits, pb.completion_ids, self.config.temperature)
+        return token_logprobs_and_entropy(logits, pb.completion_ids, self.config.temperature, entropy_grad)
 
     @torch.no_grad()
     def logprobs(self, batch: TrainBatch, reference: bool = False) -> list[torch.Tensor]:
@@ -350,12 +351,12 @@ class Learner:
         drift_tokens = 0
         finite = True
         for plan, pb, old, ref in zip(plans, padded, olds, refs):
-            logp, ent = self._forward(pb)
+            logp, ent = self._forward(pb, entropy_grad=coef != 0.0)
             adv = advantages[plan]
             if centre is not None:
                 adv = shape_advantages(adv, old, pb.loss_mask, cfg.shaping.zeta, mean_logprob=centre)
             out = cispo_loss(CispoInputs(logprobs=logp, old_logprobs=old, advantages=adv, loss_mask=pb.loss_mask,
-                                         ref_logprobs=ref, entropy=ent if coef != 0.0 else ent.detach(),
+                                         ref_logprobs=ref, entropy=ent,
                                          num_tokens=float(loss_tokens), entropy_coef=coef), cfg.cispo)
             if not torch.isfinite(out.loss):
                 finite = False
@@ -472,9 +473,12 @@ class Learner:
             raise ValueError(f"{path}: checkpoint format {state.get('format')!r}, expected {CHECKPOINT_FORMAT}")
         weights = load_file(str(path / "adapter" / "adapter_model.safetensors"), device=str(self.device))
         result = set_peft_model_state_dict(self.model, weights, adapter_name=ADAPTER)
-        missing = [k for k in getattr(result, "unexpected_keys", []) if "lora_" in k]
-        if missing:
-            raise ValueError(f"{path}: adapter keys the model does not have: {missing[:3]}")
+        # strict=False inside peft: check both ways that the checkpoint is this model's adapter
+        unexpected = [k for k in result.unexpected_keys if "lora_" in k]
+        missing = [k for k in result.missing_keys if "lora_" in k and f".{ADAPTER}." in k]
+        if unexpected or missing:
+            raise ValueError(f"{path}: the adapter does not fit this model (unexpected {unexpected[:3]}, "
+                             f"missing {missing[:3]})")
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         self.entropy.load_state_dict(state["entropy"])

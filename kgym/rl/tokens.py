@@ -27,14 +27,20 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
     return logp.gather(-1, targets.long().unsqueeze(-1)).squeeze(-1)
 
 
-def token_logprobs_and_entropy(logits: torch.Tensor, targets: torch.Tensor,
-                               temperature: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Both from one float32 log-softmax (the (B, T, V) buffer is the memory peak of a step: make one)."""
+def token_logprobs_and_entropy(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0,
+                               entropy_grad: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both from one float32 log-softmax (the (B, T, V) buffers are the memory peak of a step: make
+    one). `entropy_grad=False` computes the entropy outside autograd, so its two (B, T, V)
+    intermediates are not kept for a backward that would not use them."""
     if temperature <= 0:
         raise ValueError(f"temperature must be > 0, not {temperature}")
-    logp = torch.log_softmax(logits.float() / temperature, dim=-1)
+    scaled = logits.float() if temperature == 1.0 else logits.float() / temperature
+    logp = torch.log_softmax(scaled, dim=-1)
     chosen = logp.gather(-1, targets.long().unsqueeze(-1)).squeeze(-1)
-    return chosen, -(logp.exp() * logp).sum(-1)
+    if entropy_grad:
+        return chosen, -(logp.exp() * logp).sum(-1)
+    with torch.no_grad():
+        return chosen, -(logp.exp() * logp).sum(-1)
 
 
 def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

@@ -9,7 +9,7 @@ steps must beat the control's; no absolute number is asserted.
 The model is the shared tiny model with its lm_head scaled by 8: at Hugging Face's init (std 0.02)
 the random model is near-uniform over 1024 tokens and its lm_head can raise a 256-token set's logits
 by ~0.2 at most, so no LoRA could move the reward in a CI budget. lr is 1e-3, not the study's 1e-5,
-for the same reason (24 steps, not 300); beta 0 and no entropy bonus, so nothing holds the policy back.
+for the same reason (16 steps, not 300); beta 0 and no entropy bonus, so nothing holds the policy back.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ray_cluster.learner_core import Learner, LearnerConfig  # noqa: E402
 
 TARGET = 256
 PROMPT = [5, 17, 42, 99]
-GROUP, LENGTH, STEPS, LAST = 8, 8, 24, 8
+GROUP, LENGTH, STEPS, LAST = 8, 8, 16, 6
 
 
 @pytest.fixture(scope="module")
