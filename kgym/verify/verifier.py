@@ -380,7 +380,7 @@ class Verifier:
                 if any(not _same(b, x) for b, x in zip(_tensors(work), _tensors(draw))):
                     v.fail("isolation", f"the candidate modified its inputs in timed run {i}")
                     return None
-                cmp = cases_mod.compare(check_buf, _reference_forward(model, draw))
+                cmp = cases_mod.compare(check_buf, _reference_forward(model, draw), cfg.tolerance)
                 if not cmp.passed:
                     v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
                            f"behave differently when timed: a cached, stale or skipped result?): {cmp.note}")
@@ -410,18 +410,19 @@ class Verifier:
         if len(m.times_ms) != runs or len(m.wall_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
             raise ChildFailure("crash", "the candidate's process returned malformed timings")
         if sum(m.wall_ms) > elapsed_ms:
-            v.fail("timing", f"the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
+            # timer tampering and hidden work are tripwires: hard (isolation), not the soft timing gate
+            v.fail("isolation", f"timing tripwire: the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
                    f"clocked it ({elapsed_ms:.1f} ms): the timer was tampered with")
             return None
         if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
-            v.fail("timing", "event times exceed the host wall clock: the timer was tampered with")
+            v.fail("isolation", "timing tripwire: event times exceed the host wall clock: the timer was tampered with")
             return None
         calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock)
         if not calib.times_ms or len(calib.times_ms) != len(calib.wall_ms):
             raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
         hidden = m.hidden_ms - calib.hidden_ms
         if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
-            v.fail("timing", f"work outside the timed stream: the host wall clock exceeds the CUDA events "
+            v.fail("isolation", f"timing tripwire: work outside the timed stream: the host wall clock exceeds the CUDA events "
                    f"by {hidden:.3f} ms per run (side stream or thread?)")
             return None
         return m
