@@ -142,3 +142,16 @@ def test_missing_reference_with_beta_is_refused():
     with pytest.raises(ValueError, match="ref_logprobs"):
         cispo_loss(CispoInputs(torch.tensor(LOGP), torch.tensor(OLD), torch.tensor(ADV), torch.tensor(MASK)),
                    CispoConfig(beta=0.08))
+
+
+def test_importance_weighted_kl_is_k3_times_ratio_with_its_gradient():
+    logp = torch.tensor([[-1.0]], requires_grad=True)
+    old, ref = torch.tensor([[-1.5]]), torch.tensor([[-1.25]])
+    cfg = CispoConfig(epsilon_high=2.0, beta=0.5, kl_importance_weighted=True)
+    out = cispo_loss(CispoInputs(logp, old, torch.tensor([0.0]), torch.ones(1, 1), ref_logprobs=ref), cfg)
+    d, r = -0.25, math.exp(0.5)
+    k3 = math.exp(d) - d - 1
+    assert out.loss.item() == pytest.approx(0.5 * k3 * r, abs=1e-7)
+    out.loss.backward()
+    # d/dlogp [k3(logp) * r(logp)] = (1 - e^d) * r + k3 * r
+    assert logp.grad.item() == pytest.approx(0.5 * ((1 - math.exp(d)) * r + k3 * r), abs=1e-6)

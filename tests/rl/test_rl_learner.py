@@ -177,3 +177,14 @@ def test_checkpoint_adapter_loads_in_peft(tiny_dir, tmp_path):
         logits = loaded(input_ids=ids).logits[0, len(s.prompt_ids) - 1:-1]
     lp = torch.log_softmax(logits, -1).gather(-1, torch.tensor(s.completion_ids).unsqueeze(-1)).squeeze(-1)
     assert torch.allclose(lp, learner.logprobs(batch)[0], atol=1e-5)
+
+
+def test_logprob_shaping_and_verl_bounds_reach_the_step(tiny_dir):
+    from kgym.rl import LogProbShapingConfig
+
+    batch = make_batch(6)
+    plain = Learner(fp32(tiny_dir)).step(batch)
+    shaped = Learner(fp32(tiny_dir, shaping=LogProbShapingConfig(zeta=0.5))).step(batch)
+    assert shaped.status is StepStatus.OK and shaped.loss != plain.loss
+    verl = Learner(fp32(tiny_dir, cispo=CispoConfig.verl())).step(batch)
+    assert verl.status is StepStatus.OK and verl.loss == pytest.approx(plain.loss, abs=1e-6)  # on-policy: r = 1
