@@ -1,13 +1,42 @@
-"""Shared fixtures: one CPU verifier with a warm spare for the whole session, fixture sources."""
+"""Shared fixtures: one CPU verifier with a warm spare for the whole session, fixture sources.
+
+The suite never writes into the user's `~/.cache/kgym` (a run once left 148 baseline files there):
+KGYM_CACHE_DIR points at a temporary directory for the whole session (KGYM_TEST_CACHE picks another
+one), set here, before anything builds a Verifier, so Ray workers and child processes inherit it;
+and the session fails if anything under ~/.cache/kgym changed anyway (`pytest_sessionfinish`).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 import torch
+
+USER_CACHE = Path(os.path.expanduser("~")) / ".cache" / "kgym"
+TEST_CACHE = os.environ.get("KGYM_TEST_CACHE") or tempfile.mkdtemp(prefix="kgym-test-cache-")
+os.environ["KGYM_CACHE_DIR"] = TEST_CACHE
+
+
+def user_cache_snapshot() -> dict[str, tuple[int, int]]:
+    """Every file under ~/.cache/kgym with its size and mtime (empty when there is none)."""
+    if not USER_CACHE.is_dir():
+        return {}
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in USER_CACHE.rglob("*") if p.is_file()}
+
+
+_USER_CACHE_AT_START = user_cache_snapshot()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    changed = sorted(set(user_cache_snapshot().items()) ^ set(_USER_CACHE_AT_START.items()))
+    if changed:
+        names = sorted({path for path, _ in changed})
+        print(f"\nERROR: the test run wrote under {USER_CACHE}: {', '.join(names[:10])}", file=sys.stderr)
+        session.exitstatus = 1
 
 from kgym.verify import Verifier, VerifyConfig
 
@@ -19,7 +48,7 @@ from paths import fixture_source  # noqa: E402 - tests import fixture helpers fr
 def verifier():
     """A CPU verifier; the hidden-case secret is fixed so failures reproduce."""
     with Verifier(VerifyConfig(device="cpu", timed_runs=5, warmup_runs=1, max_remeasure=1),
-                  spares=1, cache_dir=os.environ.get("KGYM_TEST_CACHE"), case_secret=b"kgym-tests") as v:
+                  spares=1, cache_dir=TEST_CACHE, case_secret=b"kgym-tests") as v:
         yield v
 
 

@@ -4,6 +4,13 @@ Measured in the trusted parent with the same protocol as the candidate (`kgym.ve
 the same device. The cache key is (reference hash, input shapes and dtypes, device name, torch and
 triton versions, baseline kind, protocol), so a candidate never pays for a baseline after the first
 one on a machine. Files are written to a temporary name and renamed.
+
+A cached baseline is validated before it is used: an eager baseline timed while the machine was
+loaded was cached as stable, and the same kernel then scored 0.78 on every later run instead of
+0.50. So every verdict re-times the cached eager baseline briefly (CHECK_RUNS runs) right after the
+candidate was timed, on the same device in the same quiet window; when the two disagree by more
+than AGREE_FACTOR beyond their spreads (`agrees`), the entry is re-measured in full and replaced
+(the torch.compile entry too, since it was measured under the same conditions).
 """
 
 from __future__ import annotations
@@ -18,6 +25,22 @@ import torch
 
 from kgym.verify import timing
 from kgym.contract import Timing
+
+
+AGREE_FACTOR = 1.5  # a cached median within [1/1.5, 1.5] x a fresh one (beyond the spreads) stands
+CHECK_RUNS = 20  # at most this many runs re-time a cached baseline (and at least 3)
+
+
+def agrees(cached: Timing, fresh: Timing) -> bool:
+    """Does a fresh short measurement confirm a cached baseline? Ratios of medians within
+    AGREE_FACTOR, after widening each side by its own spread (noise is not disagreement)."""
+    lo_c, hi_c = max(1e-9, cached.median_ms - cached.spread_ms), cached.median_ms + cached.spread_ms
+    lo_f, hi_f = max(1e-9, fresh.median_ms - fresh.spread_ms), fresh.median_ms + fresh.spread_ms
+    return lo_c <= hi_f * AGREE_FACTOR and lo_f <= hi_c * AGREE_FACTOR
+
+
+def check_runs(runs: int) -> int:
+    return max(3, min(CHECK_RUNS, runs // 5))
 
 
 def default_cache_dir() -> str:

@@ -20,7 +20,7 @@ import torch
 
 from kgym.verify import cases as cases_mod
 from kgym.verify import timing
-from kgym.verify.baselines import BaselineCache, measure_model
+from kgym.verify.baselines import BaselineCache, agrees, check_runs, measure_model
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.library import record_library_calls
 from kgym.verify.policy import check_source
@@ -477,9 +477,19 @@ class Verifier:
         if want_compile is None:
             want_compile = device.type == "cuda"
         kinds = ["eager"] + (["compile"] if want_compile else [])
+        stale = False  # the cached eager baseline disagreed with a re-measure beside the candidate
         for kind in kinds:
             key = self._baseline_key(ref, nominal, kind, runs, warmup)
             t = cached.get(kind) or self.cache.get(key)
+            if t is not None and kind == "eager":
+                check = measure_model(model, nominal, device, runs=check_runs(runs), warmup=1, scale_seed=0,
+                                      max_remeasure=0)
+                if not agrees(t, check):
+                    v.notes.append(f"the cached eager baseline ({t.median_ms:.4g} ms) disagreed with a re-measure "
+                                   f"beside the candidate ({check.median_ms:.4g} ms): re-measured and replaced")
+                    t, stale = None, True
+            elif t is not None and stale:
+                t = None  # measured under the same conditions as the stale eager entry
             if t is None:
                 fn = model if kind == "eager" else torch.compile(model, mode="max-autotune")
                 t = measure_model(fn, nominal, device, runs=runs, warmup=max(warmup, 3 if kind == "compile" else 1),

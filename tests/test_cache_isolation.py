@@ -1,0 +1,55 @@
+"""The test suite keeps out of the user's ~/.cache/kgym (issue 14: a run left 148 files there), and a
+cached baseline that disagrees with a re-measure beside the candidate is replaced (issue 14: an eager
+baseline timed on a loaded machine was cached as stable and skewed every later reward)."""
+
+import json
+import os
+from pathlib import Path
+
+from conftest import TEST_CACHE, USER_CACHE, user_cache_snapshot
+from paths import fixture_source
+
+from kgym.contract import Timing
+from kgym.verify import cases
+from kgym.verify.baselines import BaselineCache, agrees, default_cache_dir
+from kgym.verify.reference import load_reference
+
+
+def test_the_session_cache_is_a_temporary_directory():
+    assert os.environ["KGYM_CACHE_DIR"] == TEST_CACHE
+    assert not Path(default_cache_dir()).resolve().is_relative_to(USER_CACHE.resolve())
+    assert not Path(BaselineCache().dir).resolve().is_relative_to(USER_CACHE.resolve())
+
+
+def test_verifying_writes_baselines_to_the_session_cache_only(verifier, relu_reference):
+    before = user_cache_snapshot()
+    good = fixture_source("relu", "good")
+    assert verifier.verify(relu_reference, good.replace("4096", "2048")).passed  # a fresh baseline key
+    assert user_cache_snapshot() == before
+    assert Path(verifier.cache.dir).resolve().is_relative_to(Path(TEST_CACHE).resolve())
+    assert any(Path(verifier.cache.dir).glob("*.json"))
+
+
+def test_agreement_allows_noise_not_a_loaded_machine():
+    t = Timing(1.0, 0.05, 10, True, "host")
+    assert agrees(t, Timing(1.3, 0.05, 3, True, "host"))
+    assert agrees(t, Timing(0.8, 0.1, 3, True, "host"))
+    assert not agrees(t, Timing(1.8, 0.05, 3, True, "host"))  # the 0.50 -> 0.78 skew of issue 14
+    assert not agrees(Timing(1000.0, 1.0, 10, True, "host"), t)
+
+
+def test_a_planted_bad_baseline_is_replaced(verifier, relu_reference):
+    ref = load_reference(relu_reference)
+    runs, warmup = verifier.config.timed_runs, verifier.config.warmup_runs
+    nominal = cases.make_inputs(ref.get_inputs, 0, lambda x: x, verifier.device)
+    key = verifier._baseline_key(ref, nominal, "eager", runs, warmup)
+    planted = Timing(1000.0, 1.0, runs, True, "host")  # timed while "the machine was loaded"
+    verifier.cache.put(key, planted)
+    assert verifier.cache.get(key).median_ms == 1000.0
+    v = verifier.verify(relu_reference, fixture_source("relu", "good"))
+    assert v.passed, (v.gate, v.reason)
+    eager = v.timings["eager"]
+    assert not eager.cached and eager.median_ms < 100.0, eager
+    assert any("disagreed with a re-measure" in n for n in v.notes), v.notes
+    with open(os.path.join(verifier.cache.dir, key + ".json")) as f:
+        assert json.load(f)["median_ms"] == eager.median_ms  # the entry was replaced
