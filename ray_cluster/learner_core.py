@@ -47,7 +47,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -80,7 +80,8 @@ DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch
 
 class OldLogprobs(StrEnum):
     SAMPLER = "sampler"  # the sampler's where a sample has them, recomputed where it has none
-    LEARNER = "learner"  # always recomputed by the learner before the update (sampler's only for drift)
+    LEARNER = "learner"  # always recomputed by the learner before the update (sampler's only for drift);
+    # every step is then on-policy: to reuse a batch for several steps use SAMPLER + with_old_logprobs
 
 
 class StepStatus(StrEnum):
@@ -302,6 +303,22 @@ class Learner:
             for row, i in enumerate(plan):
                 out[i] = lp[row, :len(batch.samples[i].completion_ids)].cpu()
         return out
+
+    def with_old_logprobs(self, batch: TrainBatch) -> TrainBatch:
+        """`batch` with the current policy's log-probs filled in where a sample has no sampler ones.
+        For reusing one rollout batch for several optimizer steps (the study reused each for two):
+        call it once before the first step, so later steps keep the behaviour policy's log-probs as
+        old and CISPO's ratio corrects for the updates in between. (Recomputing inside each step, as
+        `step` does for samples without them, would make every step look on-policy.)"""
+        missing = [i for i, s in enumerate(batch.samples) if s.sampler_logprobs is None]
+        if not missing:
+            return batch
+        lps = self.logprobs(TrainBatch(tuple(batch.samples[i] for i in missing)))
+        samples = list(batch.samples)
+        for i, lp in zip(missing, lps):
+            mask = samples[i].loss_mask
+            samples[i] = replace(samples[i], sampler_logprobs=tuple(v if m else 0.0 for v, m in zip(lp.tolist(), mask)))
+        return TrainBatch(tuple(samples))
 
     # ---- one optimizer step --------------------------------------------------------------------
 

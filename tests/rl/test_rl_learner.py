@@ -168,6 +168,18 @@ def test_checkpoint_adapter_loads_in_peft(tiny_dir, tmp_path):
     ckpt = learner.save_checkpoint(tmp_path)
     files = {p.name for p in (ckpt / "adapter").iterdir()}
     assert {"adapter_config.json", "adapter_model.safetensors"} <= files
+    # the layout vLLM's LoRA loader parses: peft's key names without the adapter name, a plain config
+    import json
+    import re
+
+    from safetensors.torch import load_file
+
+    keys = load_file(str(ckpt / "adapter" / "adapter_model.safetensors")).keys()
+    assert keys and all(re.fullmatch(r"base_model\.model\..+\.(q|k|v|o|gate|up|down)_proj\.lora_[AB]\.weight", k)
+                        for k in keys)
+    conf = json.loads((ckpt / "adapter" / "adapter_config.json").read_text())
+    assert conf["peft_type"] == "LORA" and conf["r"] == 8 and conf["lora_alpha"] == 16
+    assert not conf.get("modules_to_save")
     base = AutoModelForCausalLM.from_pretrained(tiny_dir, dtype=torch.float32)
     loaded = PeftModel.from_pretrained(base, str(ckpt / "adapter"))
     loaded.eval()
@@ -188,3 +200,14 @@ def test_logprob_shaping_and_verl_bounds_reach_the_step(tiny_dir):
     assert shaped.status is StepStatus.OK and shaped.loss != plain.loss
     verl = Learner(fp32(tiny_dir, cispo=CispoConfig.verl())).step(batch)
     assert verl.status is StepStatus.OK and verl.loss == pytest.approx(plain.loss, abs=1e-6)  # on-policy: r = 1
+
+
+def test_one_batch_reused_for_two_steps_keeps_the_behaviour_policy_as_old(tiny_dir):
+    learner = Learner(fp32(tiny_dir, lr=5e-3))
+    batch = learner.with_old_logprobs(make_batch(7))  # none had sampler log-probs: fill them once
+    assert all(s.sampler_logprobs is not None for s in batch.samples)
+    first = learner.step(batch)
+    second = learner.step(batch)
+    assert first.recomputed_samples == 0 and first.ratio_mean == pytest.approx(1.0, abs=1e-6)
+    assert abs(second.ratio_mean - 1.0) > 1e-4  # the update between the two steps shows in the ratio
+    assert second.logprob_drift > 0
