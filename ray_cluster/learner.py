@@ -5,6 +5,7 @@ optimizer and the checkpoints, and is used without a Ray runtime in tests and be
 controller drives it: `step(TrainBatch) -> StepMetrics`, then hands `adapter_dir()` of the new
 `policy_version` to the rollout actor under a fresh LoRA id. Order of events for the controller:
 step returns after the optimizer step (and after the checkpoint of that step, when one is due);
+to reuse a rollout batch for k steps, call `with_old_logprobs` once and `step` k times;
 `save()` writes the current version's adapter for the sampler; nothing here calls back.
 
 Placement: `num_gpus=1` by default (`LearnerActor.options(num_gpus=0)` for a CPU learner); Ray sets
@@ -37,6 +38,10 @@ class LearnerActor:
 
     def step(self, batch: TrainBatch) -> StepMetrics:
         return self._learner.step(batch)
+
+    def with_old_logprobs(self, batch: TrainBatch) -> TrainBatch:
+        """Fill missing old log-probs once, before reusing `batch` for several steps."""
+        return self._learner.with_old_logprobs(batch)
 
     def save(self, root: str | None = None) -> str:
         """Write a checkpoint now (under `root`, default config.checkpoint_dir); returns its path."""
