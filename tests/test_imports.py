@@ -250,6 +250,26 @@ def test_reward_does_not_import_the_verifier():
     assert not {m for m in reached if m == "kgym.verify" or m.startswith("kgym.verify.")}, sorted(reached)
 
 
+def test_records_and_metrics_read_verdicts_without_the_verifier():
+    """They learn every name from kgym.contract (the issue: records and metrics reached into the
+    verifier for the verdict type, and so imported torch). Any level."""
+    edges = graph(levels=("module", "function", "typing"))
+    for start in ("kgym.records", "kgym.metrics"):
+        reached = reachable(edges, start)
+        assert not {m for m in reached if m.startswith("kgym.verify")}, (start, sorted(reached))
+
+
+def test_answer_extraction_is_reached_without_episodes():
+    """KernelBench evaluation and SFT curation extract code from answers (kgym.answers) without
+    importing kgym.episodes."""
+    edges = graph(levels=("module", "function", "typing"))
+    for start in ("kgym.answers", "kgym.kernelbench", "kgym.curation"):
+        if start not in edges:
+            continue
+        reached = reachable(edges, start)
+        assert not {m for m in reached if m.startswith("kgym.episodes")}, (start, sorted(reached))
+
+
 def test_cli_subcommands_do_not_import_the_cli():
     subcommands = [m for m in lib_modules() if m.startswith("kgym.cli_")]
     assert subcommands, "no kgym.cli_* modules found"
@@ -299,3 +319,11 @@ def test_public_module_as_the_first_import(module):
     out = _first_import(f"import {module}")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "False", f"importing {module} started Ray"
+
+
+def test_building_the_cli_parser_starts_no_ray():
+    """`kgym --help` builds every subcommand's parser, the demo's from jobs/demo.py: none of it may
+    import Ray (a `kgym verify` user needs no farm)."""
+    out = _first_import("from kgym.cli import build_parser\nbuild_parser()")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False", "building kgym's parser imported Ray"
