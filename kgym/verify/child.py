@@ -24,6 +24,7 @@ through exact types and `accessors` only; no other thread may start (counted by 
 from __future__ import annotations
 
 import importlib.util
+import linecache
 import os
 import resource
 import socket
@@ -296,8 +297,7 @@ class Child:
         kind = _error_kind(exc)
         if kind == "crash" and default_gate == "compile":
             kind = "compile"
-        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return {"op": "error", "gate": kind, "reason": _tail(text)}
+        return {"op": "error", "gate": kind, "reason": _tail(_format_exception(exc))}
 
     def _call(self, inputs: list[Any]) -> Any:
         """One forward. The guard is on the stack already (since load); the per-forward state is
@@ -381,6 +381,7 @@ class Child:
             if self.device.type == "cuda":
                 reply["device_kernels"] = sorted(set(names))
                 reply["device_kernel_counts"] = counts
+                forbidden += _foreign_device_kernels(counts, self.counter.kernels, library)
             for name in forbidden:
                 self.guard.record(f"{name} (seen by the profiler)")
             reply["library_calls"] = library
@@ -491,6 +492,48 @@ class Child:
                 reply = {"op": "internal", "phase": "after_candidate", "gate": "crash",
                          "reason": "harness error after the candidate ran:\n" + _tail(traceback.format_exc())}
             send_reply(self.sock, {**reply, "nonce": nonce})
+
+
+def _format_exception(exc: BaseException, depth: int = 0) -> str:
+    """A traceback as text without the traceback module: Python 3.11's formatter parses source lines
+    (compile) to draw its carets, which the audit tripwire refuses once the candidate is loaded."""
+    lines = []
+    for link in ("__cause__", "__context__"):
+        inner = getattr(exc, link, None)
+        if depth < 3 and isinstance(inner, BaseException):
+            lines.append(_format_exception(inner, depth + 1))
+            lines.append("\nDuring handling of the above exception, another exception occurred:\n\n")
+            break
+    lines.append("Traceback (most recent call last):\n")
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        lines.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n')
+        source = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+        if source:
+            lines.append(f"    {source}\n")
+        tb = tb.tb_next
+    try:
+        message = str(exc)  # candidate code for its own exceptions: it runs under the guard
+    except Exception:  # noqa: BLE001
+        message = "<unprintable>"
+    lines.append(f"{_type_name(exc)}: {message}\n")
+    return "".join(lines)
+
+
+def _foreign_device_kernels(counts: dict[str, int], triton_names: list[str], library_calls: int) -> list[str]:
+    """Device kernels of a verified forward that are neither its Triton kernels (by exact name) nor
+    copies and fills: compute that reached the GPU without the dispatcher (a jiterator kernel, a
+    raw launch). A hybrid's library call launches kernels of its own; they pass only when the
+    forward made one (the guard and the profiler judge the call itself)."""
+    wanted = set(triton_names)
+    foreign = [n for n in counts if n not in wanted]
+    if foreign and not any(n in wanted for n in counts):
+        # This Triton decorates device names: fall back to the prefix the launch gate uses.
+        foreign = [n for n in foreign if not any(n.startswith(k + "_") for k in wanted)]
+    if library_calls:
+        return []
+    return [f"device kernel {n[:120]} (not a Triton kernel of this forward)" for n in foreign]
 
 
 _type_qualname = type.__dict__["__qualname__"].__get__

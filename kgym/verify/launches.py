@@ -175,20 +175,31 @@ def _plain_key(k: Any) -> str:
 
 
 def _kernel_name(fn: Any) -> str | None:
-    """The Python name of a Triton kernel (read from the function Triton wraps, exact str only)."""
-    for obj, attr in ((fn, "__name__"), (fn, "fn")):
-        try:
-            value = _getattribute(obj, attr)
-        except AttributeError:
-            continue
-        if attr == "fn":
-            try:
-                value = _getattribute(value, "__name__")
-            except AttributeError:
-                continue
-        if type(value) is str:
-            return value
-    return None
+    """The Python name of a Triton kernel, read from the function Triton wraps; None (refused) unless
+    it and any name the wrapper holds of its own are exactly str."""
+    try:
+        name = _getattribute(_getattribute(fn, "fn"), "__name__")
+    except AttributeError:
+        return None
+    own = _instance_dict(fn).get("__name__", name) if _has_dict(fn) else name
+    if type(name) is not str or type(own) is not str:
+        return None
+    return name
+
+
+def _has_dict(obj: Any) -> bool:
+    try:
+        _instance_dict(obj)
+        return True
+    except (AttributeError, TypeError):
+        return False
+
+
+def _instance_dict(obj: Any) -> dict:
+    d = _getattribute(obj, "__dict__")
+    if type(d) is not dict:
+        raise TypeError("no plain __dict__")
+    return d
 
 
 # Device kernels that only move or fill memory, or that the timing protocol itself queues (the L2
