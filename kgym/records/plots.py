@@ -71,13 +71,15 @@ def _legend_outside(ax, title: str, ncol: int = 1) -> None:
 
 
 def _log_axis(ax, values) -> None:
-    """A log x axis labelled with plain numbers: 1-2-5 steps up to 2.5 decades, decades over a longer
-    range (matplotlib's default minor labels overlap when the data span about a decade)."""
+    """A log x axis labelled with plain numbers: every 1-9 step within a factor of 8, 1-2-5 steps up to
+    2.5 decades, decades over a longer range (matplotlib's default minor labels overlap when the data
+    span about a decade, and a narrow range would show a single label)."""
     lo, hi = min(v.min() for v in values), max(v.max() for v in values)
     lo, hi = min(lo, 1.0), max(hi, 1.0)  # the 1x line is always in view
     ratio = (hi / lo) if lo > 0 else 1e9
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if ratio <= 300 else (1.0,), numticks=30))
+    subs = tuple(range(1, 10)) if ratio <= 8 else (1.0, 2.0, 5.0) if ratio <= 300 else (1.0,)
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=subs, numticks=30))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
@@ -165,6 +167,7 @@ def speedups_figure(df: pd.DataFrame) -> Figure:
                 _log_axis(ax, data)
             else:
                 ax.text(0.5, 0.5, f"not timed against {name}", ha="center", va="center", transform=ax.transAxes)
+                ax.set_xticks([])
             ax.set_yticks(list(rows.values()), list(rows))
             ax.set_ylim(0.4, len(rows) + 0.6)
             ax.tick_params(axis="y", labelsize=8, labelleft=col == 0)
