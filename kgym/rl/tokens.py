@@ -50,10 +50,11 @@ def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tenso
 
 
 def masked_sum(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    return (x * mask.to(x.dtype)).sum()
+    """Sum of x where mask is 1. A select, not a product: a NaN or inf at a masked-out position (a
+    tool token's placeholder log-prob, padding) must not reach the sum (inf * 0 is NaN)."""
+    return torch.where(mask.bool(), x, torch.zeros((), dtype=x.dtype, device=x.device)).sum()
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of x over mask==1; 0.0 (not NaN) when the mask is empty."""
-    m = mask.to(x.dtype)
-    return (x * m).sum() / m.sum().clamp(min=1.0)
+    return masked_sum(x, mask) / mask.to(x.dtype).sum().clamp(min=1.0)

@@ -155,3 +155,13 @@ def test_importance_weighted_kl_is_k3_times_ratio_with_its_gradient():
     out.loss.backward()
     # d/dlogp [k3(logp) * r(logp)] = (1 - e^d) * r + k3 * r
     assert logp.grad.item() == pytest.approx(0.5 * ((1 - math.exp(d)) * r + k3 * r), abs=1e-6)
+
+
+def test_masked_out_positions_cannot_poison_the_loss():
+    logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)
+    old = torch.tensor([[-1.0, -200.0]])  # a junk placeholder on the tool token: exp(198) = inf
+    out = cispo_loss(CispoInputs(logp, old, torch.tensor([1.0]), torch.tensor([[1.0, 0.0]]),
+                                 ref_logprobs=torch.tensor([[-1.0, float("nan")]])), CispoConfig())
+    out.loss.backward()
+    assert math.isfinite(out.loss.item()) and out.loss.item() == pytest.approx(1.0)
+    assert torch.isfinite(logp.grad).all() and logp.grad[0, 1].item() == 0.0
