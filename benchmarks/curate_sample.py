@@ -2,7 +2,8 @@
 
     python benchmarks/curate_sample.py                          # on a GPU machine: the farm, one worker per GPU
     python benchmarks/curate_sample.py --backend local          # one Verifier in this process, no Ray
-    python benchmarks/curate_sample.py --input kb.parquet --kernelbench ../KernelBench --tokenizer Qwen/Qwen2.5-7B-Instruct
+    python benchmarks/curate_sample.py --input kb.parquet --kernelbench ../KernelBench \
+        --tokenizer Qwen/Qwen2.5-7B-Instruct
 
 Runs `jobs.curate` on the sample (kgym/tasks/families/kernelbook/sample.jsonl: four modules with one
 answer each) under a fresh run id, so every row is verified at the target scale through every gate
@@ -20,6 +21,7 @@ import json
 import statistics
 import time
 from pathlib import Path
+
 
 def _clean(value):
     """None for a missing value (pandas reads nulls as NaN)."""
@@ -45,21 +47,24 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--run-id", help="default: a fresh one, so nothing is resumed")
     args = ap.parse_args(argv)
 
-    from jobs.curate import run_curate_job
-    from kgym.curation import CurateConfig, FarmSettings
+    from jobs.config import build
+    from jobs.context import records_root
+    from jobs.curate import CurateJobConfig, run_curate_job
     from kgym.records.layout import run_dir
     from kgym.records.reader import load
 
     out = Path(args.out)
     run_id = args.run_id or f"curate-sample-{int(time.time())}"
-    config = CurateConfig(input=args.input, out=str(out), records=str(out / "records"), run_id=run_id,
-                          kernelbench=args.kernelbench, tokenizer=args.tokenizer, target_elements=args.target_elements,
-                          size="full", farm=FarmSettings(backend=args.backend, workers=args.workers))
+    config = build(CurateJobConfig, {
+        "backend": args.backend, "records": {"out": str(out / "records"), "run_id": run_id},
+        "farm": {} if args.workers is None else {"workers": args.workers},
+        "curate": {"input": args.input, "out": str(out), "kernelbench": args.kernelbench, "tokenizer": args.tokenizer,
+                   "target_elements": args.target_elements, "size": "full"}})
     t0 = time.perf_counter()
     result = run_curate_job(config)
     wall = time.perf_counter() - t0
     rep = result.report
-    df = load(run_dir(config.records, run_id))
+    df = load(run_dir(records_root(config.records.out), run_id))
     ours = {f.evaluation_id: f for f in result.fates if f.evaluation_id}
     rows = []
     for r in df.to_dict("records"):

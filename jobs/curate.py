@@ -1,75 +1,91 @@
 """The SFT curation job: a KernelBook-layout file -> verified chat dataset + funnel report.
 
-    python -m jobs.curate --config jobs/configs/curate_sample.toml [--set farm.workers=4 --set run_id=x]
-    ray job submit --working-dir . -- python -m jobs.curate --config jobs/configs/curate_sample.toml
+    python -m jobs.curate --config jobs/configs/curate_sample.toml [--set farm.workers=4 --set records.run_id=x]
+    python -m jobs.curate --help-config                          # every key, default and bound
+    ray job submit --working-dir . --runtime-env-json '{"env_vars": {"KGYM_SUBMIT_DIR": "'$PWD'"}}' \
+        -- python -m jobs.curate --config jobs/configs/curate_sample.toml
 
-Runs `kgym.curation.curate` (the funnel's stages: see kgym/curation/pipeline.py) with the
-verification backend the config names: `farm` (default) connects to Ray (the cluster of `ray job
-submit`, or an embedded instance), starts a `RecordSink` and a `VerifierPool` and streams the
-requests through them (`jobs.stream`); `local` uses one Verifier in this process. Prints rich
-progress, then the funnel table; writes OUT/dataset.parquet, OUT/funnel.json, OUT/funnel.png.
-Resumable: re-running with the same run id verifies only what has no verdict in RECORDS/RUN_ID.
-Exit status: 0 done, 1 when the farm gave up on some rows (re-run to retry them), 2 bad config/input.
+Runs `kgym.curation.curate` (the funnel's stages: kgym/curation/pipeline.py) with the verification
+backend the config names: `farm` (default) runs `jobs.context.farm_job` (Ray: the cluster of `ray
+job submit` or an embedded instance; a `RecordSink`; the farm) and streams the requests through it
+(`jobs.stream`); `local` uses one Verifier in this process. Prints rich progress, then the funnel
+table; writes CURATE.OUT/dataset.parquet, funnel.json, funnel.png. Resumable: re-running with the
+same records.run_id verifies only what has no verdict in RECORDS.OUT/RUN_ID (and starts no Ray when
+nothing is left). Exit status: 0 done, 1 when the farm gave up on some rows (re-run to retry them),
+2 bad config or input.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
-from kgym.contract import EvalRequest
-from kgym.curation import CurateConfig, CurationResult, Drop, LocalBackend, curate, table
-from kgym.curation.toml_config import ConfigError, load
+from jobs.config import (
+    ConfigError,
+    FarmSection,
+    MetricsSection,
+    RaySection,
+    RecordsSection,
+    check_verify,
+    describe,
+    load_job_config,
+    option,
+    section,
+)
+from kgym.contract import EvalRequest, Verdict
+from kgym.curation import CurateConfig, CurationResult, Drop, LocalBackend, curate, recorded_verdicts, table
 from kgym.curation.verification import OnResult
 
 
+@dataclass(frozen=True)
+class CurateJobConfig:
+    curate: CurateConfig = section(CurateConfig, "the funnel: kgym/curation/config.py documents every key")
+    backend: str = option("farm", "where verification runs: farm (Ray) or local (one Verifier in this process)",
+                          choices=("farm", "local"))
+    records: RecordsSection = section(RecordsSection, "where the verdicts go (the resume key is run_id)",
+                                      run_id="curate", job_id="curate")
+    farm: FarmSection = section(FarmSection, "the verifier workers (backend = farm)")
+    verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every request", factory=dict)
+    metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter (backend = farm)")
+    ray: RaySection = section(RaySection, "which Ray (backend = farm)")
+
+    def __post_init__(self) -> None:
+        check_verify(self.verify)
+
+
 class FarmBackend:
-    """Requests through a Ray `VerifierPool`, rows into a `RecordSink` under RECORDS/RUN_ID. Ray, the
-    sink and the pool start on the first `run` and stay up for the next (the hybrid retry) until `close`."""
+    """Requests through the farm, rows into its `RecordSink` under RECORDS.OUT/RUN_ID. Ray, the sink
+    and the farm start on the first `run` (none when everything is already recorded) and stay up for
+    the next (the hybrid retry) until `close`."""
 
-    def __init__(self, config: CurateConfig, log=print):
+    def __init__(self, config: CurateJobConfig, log=print):
+        from jobs.context import records_root
+
         self.config, self.log = config, log
-        self._started = False
-        self.sink = self.pool = None
+        self.root = records_root(config.records.out)  # a relative path inside `ray job submit` is refused here
+        self._context = self.job = None
 
-    def _start(self) -> None:
-        import ray
-
-        from ray_cluster import PoolConfig, RaySettings, RecordSink, SinkConfig, VerifierPool, WorkerConfig, connect
-
-        f = self.config.farm
-        # A worker picks its own device (cuda:0 when Ray gave it a GPU, else cpu): not the config's.
-        verify = {k: v for k, v in self.config.verify.items() if k != "device"}
-        self._started = connect(RaySettings(address=f.ray_address, num_cpus=f.ray_num_cpus))
-        self.sink = RecordSink.remote(SinkConfig(root=self.config.records, run_id=self.config.run_id, job_id="curate",
-                                                 metrics_port=f.metrics_port))
-        endpoint = ray.get(self.sink.metrics_endpoint.remote())
-        if endpoint:
-            self.log(f"jobs.curate: metrics on http://{endpoint}/metrics")
-        self.pool = VerifierPool(PoolConfig(workers=f.workers, max_in_flight=f.max_in_flight,
-                                            max_attempts=f.max_attempts, call_timeout_s=f.call_timeout_s,
-                                            worker=WorkerConfig(spares=f.spares, verify=verify)))
-        self.log(f"jobs.curate: {self.pool.num_workers} {'GPU' if self.pool.gpu else 'CPU'} verifier worker(s)")
+    def recorded(self) -> dict[str, Verdict]:
+        return recorded_verdicts(self.root, self.config.records.run_id)
 
     def run(self, requests: Sequence[EvalRequest], on_result: OnResult) -> None:
+        from jobs.context import farm_job
         from jobs.stream import stream
 
-        if self.pool is None:
-            self._start()
-        stream(self.pool, self.sink, requests, on_result=lambda r: on_result(r.request, r.verdict))
+        c = self.config
+        if self.job is None:
+            self._context = farm_job("jobs.curate", c.ray, c.records, c.metrics, c.farm, c.verify, self.log)
+            self.job = self._context.__enter__()
+            self.log(f"jobs.curate: {self.job.pool.num_workers} {'GPU' if self.job.gpu else 'CPU'} verifier worker(s)")
+        stream(self.job.pool, self.job.sink, requests, on_result=lambda r: on_result(r.request, r.verdict))
 
-    def close(self) -> None:
-        import ray
-
-        try:
-            if self.sink is not None:
-                ray.get(self.sink.close.remote())
-            if self.pool is not None:
-                self.pool.close()
-        finally:
-            if self._started:
-                ray.shutdown()
+    def close(self, exc: BaseException | None = None) -> None:
+        if self._context is not None:
+            context, self._context, self.job = self._context, None, None
+            context.__exit__(type(exc) if exc else None, exc, exc.__traceback__ if exc else None)
 
 
 class RichProgress:
@@ -79,8 +95,6 @@ class RichProgress:
         self.progress, self.task = progress, None
 
     def stage(self, name: str, total: int | None = None) -> None:
-        if self.task is not None:
-            self.progress.update(self.task, completed=self.progress.tasks[-1].total or 0)
         self.task = self.progress.add_task(name, total=total)
 
     def advance(self, n: int = 1) -> None:
@@ -88,20 +102,32 @@ class RichProgress:
             self.progress.advance(self.task, n)
 
 
-def run_curate_job(config: CurateConfig, log=print) -> CurationResult:
+def make_backend(config: CurateJobConfig, log=print):
+    if config.backend == "farm":
+        return FarmBackend(config, log=log)
+    from jobs.context import records_root
+
+    return LocalBackend(config.verify, records_root(config.records.out), config.records.run_id,
+                        job_id=config.records.job_id, spares=config.farm.spares or 1)
+
+
+def run_curate_job(config: CurateJobConfig, log=print) -> CurationResult:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     console = Console()
-    backend = FarmBackend(config, log=console.print) if config.farm.backend == "farm" else \
-        LocalBackend(config.verify, config.records, config.run_id)
+    backend = make_backend(config, log=console.print)
+    failure: BaseException | None = None
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       console=console) as bar:
-            result = curate(config, backend, progress=RichProgress(bar))
+            result = curate(config.curate, backend, progress=RichProgress(bar))
+    except BaseException as e:
+        failure = e
+        raise
     finally:
         if isinstance(backend, FarmBackend):
-            backend.close()
+            backend.close(failure)
     console.print(table(result.report))
     log(f"jobs.curate: {len(result.rows)} rows in {result.dataset}; report {result.report_json}, plot {result.plot}")
     return result
@@ -109,16 +135,20 @@ def run_curate_job(config: CurateConfig, log=print) -> CurationResult:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.curate", description=__doc__.splitlines()[0])
-    p.add_argument("--config", required=True, help="TOML job config (fields: kgym/curation/config.py)")
+    p.add_argument("--config", help="TOML job config (every key: --help-config)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config field, dotted for tables (farm.workers=4); repeatable")
+                   help="override a config key, dotted for sections (farm.workers=4); repeatable")
+    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
     args = p.parse_args(argv)
+    if args.help_config:
+        print(describe(CurateJobConfig))
+        return 0
     from kgym.tasks import TaskError
 
     try:
-        config = load(CurateConfig, args.config, args.set)
+        config = load_job_config(CurateJobConfig, args.config, args.set)
         result = run_curate_job(config, log=lambda s: print(s, flush=True))
-    except (ConfigError, TaskError, ValueError) as e:  # ValueError: a replay path without records
+    except (ConfigError, TaskError, ValueError) as e:  # ValueError: e.g. a replay path without records
         print(f"jobs.curate: error: {e}", file=sys.stderr)
         return 2
     return 1 if result.report.drops.get(Drop.FARM_ERROR) else 0

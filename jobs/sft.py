@@ -20,10 +20,10 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kgym.curation.toml_config import ConfigError, load
+from jobs.config import ConfigError, describe, load_job_config, option, section
 
 # Every linear layer of a Qwen2/Llama-style block: attention and MLP.
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -31,35 +31,33 @@ TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj"
 
 @dataclass(frozen=True)
 class LoraSettings:
-    r: int = 8
-    alpha: int = 16
-    dropout: float = 0.05
-    target_modules: tuple[str, ...] = TARGET_MODULES
+    """[lora]: the adapter (peft LoraConfig)."""
+
+    r: int = option(8, "LoRA rank (the study: 8)", ge=1, le=1024)
+    alpha: int = option(16, "LoRA alpha (scale alpha / r)", ge=1)
+    dropout: float = option(0.05, "dropout on the LoRA input", ge=0, le=1)
+    target_modules: tuple[str, ...] = option(TARGET_MODULES, "the linear layers that get an adapter")
 
 
 @dataclass(frozen=True)
 class SFTJobConfig:
-    dataset: str  # the curated Parquet (its `messages` column)
-    model: str  # base model: a local directory or a model id in the local cache
-    out: str = "out/sft"  # OUT/adapter, OUT/trainer, OUT/sft_summary.json
-    epochs: float = 2.0
-    learning_rate: float = 2e-4
-    max_length: int = 4096
-    batch_size: int = 1  # per device
-    grad_accum: int = 1
-    max_steps: int = -1  # > 0 stops there (tests, smoke runs); -1 runs the epochs
-    warmup: float = 0.03  # transformers 5 warmup_steps: below 1, a fraction of the steps
-    qlora: bool = False  # base in bitsandbytes NF4 (needs bitsandbytes), adapter in bf16
-    assistant_only_loss: bool = True  # loss on the answers, not on the prompts
-    cpu: bool = False  # use_cpu=True, bf16=False (TRL on CPU)
-    gradient_checkpointing: bool = True
-    seed: int = 0
-    logging_steps: int = 10
-    lora: LoraSettings = field(default_factory=LoraSettings)
-
-    def __post_init__(self) -> None:
-        if self.lora.r < 1 or self.max_length < 16 or self.epochs <= 0 or self.learning_rate <= 0:
-            raise ValueError("need lora.r >= 1, max_length >= 16, epochs > 0, learning_rate > 0")
+    dataset: str = option(doc="the curated Parquet (its `messages` column): jobs.curate's dataset.parquet")
+    model: str = option(doc="base model: a local directory or a model id in the local cache")
+    out: str = option("out/sft", "OUT/adapter, OUT/trainer, OUT/sft_summary.json")
+    epochs: float = option(2.0, "epochs over the set (the study: 2)", gt=0)
+    learning_rate: float = option(2e-4, "peak learning rate, cosine schedule (the study: 2e-4)", gt=0)
+    max_length: int = option(4096, "tokens per sequence; the curation job dropped longer rows", ge=16)
+    batch_size: int = option(1, "sequences per device per step", ge=1)
+    grad_accum: int = option(1, "gradient accumulation steps", ge=1)
+    max_steps: int = option(-1, "> 0 stops there (tests, smoke runs); -1 runs the epochs", ge=-1)
+    warmup: float = option(0.03, "transformers 5 warmup_steps: below 1, a fraction of the steps", ge=0)
+    qlora: bool = option(False, "base in bitsandbytes NF4 (double quantisation), adapter in bf16")
+    assistant_only_loss: bool = option(True, "loss on the answers only, not on the prompts")
+    cpu: bool = option(False, "train on the CPU: use_cpu=True, bf16=False")
+    gradient_checkpointing: bool = option(True, "recompute activations in backward (memory for time)")
+    seed: int = option(0, "seed of the adapter's initialisation and the data order", ge=0)
+    logging_steps: int = option(10, "log every this many steps", ge=1)
+    lora: LoraSettings = section(LoraSettings, "the LoRA adapter")
 
 
 @dataclass(frozen=True)
@@ -129,12 +127,16 @@ def run_sft(config: SFTJobConfig, log=print) -> SFTResult:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.sft", description=__doc__.splitlines()[0])
-    p.add_argument("--config", required=True, help="TOML job config (fields: SFTJobConfig in jobs/sft.py)")
+    p.add_argument("--config", help="TOML job config (every key: --help-config)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config field, dotted for tables (lora.r=16); repeatable")
+                   help="override a config key, dotted for sections (lora.r=16); repeatable")
+    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
     args = p.parse_args(argv)
+    if args.help_config:
+        print(describe(SFTJobConfig))
+        return 0
     try:
-        config = load(SFTJobConfig, args.config, args.set)
+        config = load_job_config(SFTJobConfig, args.config, args.set)
     except ConfigError as e:
         print(f"jobs.sft: error: {e}", file=sys.stderr)
         return 2

@@ -8,14 +8,16 @@ duplicate; an answer past the cap is over it. Does not judge the answers (the ve
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
 from kgym.curation.names import Drop
 
 T = TypeVar("T")
 
 
-def cap_per_module(items: Iterable[T], max_per_module: int, *, module_key, answer_key) -> tuple[list[T], list[tuple[T, Drop]]]:
+def cap_per_module(items: Iterable[T], max_per_module: int, *, module_key,
+                   answer_key) -> tuple[list[T], list[tuple[T, Drop]]]:
     """(kept, dropped with the reason) for items in order; `module_key(item)`/`answer_key(item)` name them."""
     if max_per_module < 1:
         raise ValueError("max_per_module must be at least 1")

@@ -1,6 +1,6 @@
 """The curation driver: a KernelBook-layout file in, a verified chat dataset and its funnel out.
 
-    result = curate(config, LocalBackend(config.verify, config.records, config.run_id))
+    result = curate(config, LocalBackend(verify={"device": "cpu"}, records="out/records", run_id="curate"))
 
 The order of the stages (the issue's, after the study):
  1. read the rows (`rows.py`)            4. decontaminate against KernelBench (`decontam.py`; first,
@@ -100,8 +100,8 @@ def _request(item: _Item, config: CurateConfig, hybrid: bool) -> EvalRequest | s
 def _verify(items: list[_Item], backend: Backend, config: CurateConfig, report: FunnelReport,
             progress: Progress, what: str) -> None:
     progress.stage(what, total=len(items))
-    result = verify_all([i.request for i in items], backend, config.records, config.run_id,
-                        on_result=lambda _r, _v: progress.advance(), on_resumed=progress.advance)
+    result = verify_all([i.request for i in items], backend, on_result=lambda _r, _v: progress.advance(),
+                        on_resumed=progress.advance)
     for i in items:
         i.verdict = result.verdicts.get(i.request.evaluation_id)
     report.resumed += result.resumed

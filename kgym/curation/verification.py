@@ -1,10 +1,10 @@
 """Stage 7 of the funnel: verify every request through every gate, resumably.
 
-A `Backend` verifies requests and records each verdict under RECORDS/RUN_ID (kgym's records
-layout): `LocalBackend` runs one `kgym.verify.Verifier` in this process (tests, a laptop);
-the farm backend of `jobs/curate.py` streams them through `ray_cluster.VerifierPool` and a
-`RecordSink`. `verify_all` is the resume logic: requests whose evaluation id already has a verdict
-in the run's records are not verified again (an evaluation id names task spec, candidate, seed and
+A `Backend` verifies requests, records each verdict under RECORDS/RUN_ID (kgym's records layout)
+and reads back what that run already holds: `LocalBackend` runs one `kgym.verify.Verifier` in this
+process (tests, a laptop); the farm backend of `jobs/curate.py` streams them through the farm and
+its `RecordSink`. `verify_all` is the resume logic: requests whose evaluation id already has a
+verdict in the run's records are not verified again (an evaluation id names task spec, candidate, seed and
 verifier version, so a changed row or a new verifier is verified afresh). A row whose outcome is a
 kgym error is not a verdict: it is retried by the next run. Does not decide what a verdict means
 for the dataset (`classify.py`, `labels.py`).
@@ -13,9 +13,10 @@ for the dataset (`classify.py`, `labels.py`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from kgym.contract import EvalRequest, Outcome, Verdict
 
@@ -23,19 +24,26 @@ OnResult = Callable[[EvalRequest, Verdict], None]
 
 
 class Backend(Protocol):
+    def recorded(self) -> dict[str, Verdict]:
+        """Verdicts the run's records already hold, by evaluation id (`recorded_verdicts`)."""
+
     def run(self, requests: Sequence[EvalRequest], on_result: OnResult) -> None:
         """Verify `requests`, record each verdict in the run's records, call `on_result` for each."""
 
 
 def recorded_verdicts(records: str | Path, run_id: str) -> dict[str, Verdict]:
-    """Verdicts already recorded in the run, by evaluation id (kgym errors left out: they are retried)."""
-    from kgym.records.layout import run_dir
+    """Verdicts already recorded in the run, by evaluation id (kgym errors left out: they are retried).
+    `records` is a local root or a URI the records reader understands."""
+    from kgym.records.layout import check_id, run_dir
     from kgym.records.reader import kept_positions, read_table
     from kgym.records.record import verdict_from_record
 
-    path = run_dir(records, run_id)
-    if not path.is_dir():
-        return {}
+    if "://" in str(records):
+        path: str | Path = f"{str(records).rstrip('/')}/{check_id(run_id, 'run id')}"
+    else:
+        path = run_dir(records, run_id)
+        if not path.is_dir():
+            return {}
     try:
         table = read_table(path)
     except FileNotFoundError:  # a run directory made by a writer that never flushed a part
@@ -55,9 +63,9 @@ class VerifyReport:
     wall_s: float = 0.0  # seconds spent verifying in this run
 
 
-def verify_all(requests: Sequence[EvalRequest], backend: Backend, records: str | Path, run_id: str,
-               on_result: OnResult | None = None, on_resumed: Callable[[int], None] | None = None) -> VerifyReport:
-    done = recorded_verdicts(records, run_id)
+def verify_all(requests: Sequence[EvalRequest], backend: Backend, on_result: OnResult | None = None,
+               on_resumed: Callable[[int], None] | None = None) -> VerifyReport:
+    done = backend.recorded() if requests else {}
     ids = {r.evaluation_id for r in requests}
     report = VerifyReport(verdicts={k: v for k, v in done.items() if k in ids})
     report.resumed = len(report.verdicts)
@@ -91,6 +99,9 @@ class LocalBackend:
         self.verify = dict(verify)
         self.records, self.run_id, self.job_id = records, run_id, job_id
         self.spares, self.case_secret, self.flush_rows = spares, case_secret, flush_rows
+
+    def recorded(self) -> dict[str, Verdict]:
+        return recorded_verdicts(self.records, self.run_id)
 
     def run(self, requests: Sequence[EvalRequest], on_result: OnResult) -> None:
         from kgym.contract import WorkerInfo

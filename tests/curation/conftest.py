@@ -13,9 +13,10 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "rl"))
 import synthetic  # noqa: E402 - test helpers import by name
-from tiny import save_tiny  # noqa: E402
 
-from kgym.curation import CurateConfig, CurationResult, FarmSettings, LocalBackend, curate  # noqa: E402
+from kgym.curation import CurateConfig, CurationResult, LocalBackend, curate  # noqa: E402
+
+from tiny import save_tiny  # noqa: E402
 
 # Tiny shapes and few timed runs: the Triton interpreter pays ~0.7 ms per program launched.
 CPU_VERIFY = {"device": "cpu", "timed_runs": 3, "warmup_runs": 1, "max_remeasure": 0}
@@ -26,6 +27,7 @@ class Curated:
     config: CurateConfig
     result: CurationResult
     with_kernelbench: bool
+    records: Path  # the records root; the run id is RUN_ID
 
 
 @pytest.fixture(scope="session")
@@ -34,11 +36,13 @@ def tiny_dir(tmp_path_factory) -> Path:
     return path
 
 
+RUN_ID = "synthetic"
+
+
 def curate_config(tmp: Path, source: Path, tokenizer: Path, **kw) -> CurateConfig:
     kb = synthetic.KERNELBENCH if synthetic.KB_PROBLEM.is_file() else None
-    base = dict(input=str(source), out=str(tmp / "out"), records=str(tmp / "records"), run_id="synthetic",
-                kernelbench=None if kb is None else str(kb), target_elements=2048, size="tiny",
-                tokenizer=str(tokenizer), verify=CPU_VERIFY, farm=FarmSettings(backend="local"))
+    base = dict(input=str(source), out=str(tmp / "out"), kernelbench=None if kb is None else str(kb),
+                target_elements=2048, size="tiny", tokenizer=str(tokenizer))
     base.update(kw)
     return CurateConfig(**base)
 
@@ -48,5 +52,5 @@ def curated(tmp_path_factory, tiny_dir) -> Curated:
     tmp = tmp_path_factory.mktemp("curate")
     with_kb = synthetic.KB_PROBLEM.is_file()
     config = curate_config(tmp, synthetic.write(tmp / "kernelbook.jsonl", with_kb), tiny_dir)
-    backend = LocalBackend(config.verify, config.records, config.run_id, case_secret=b"kgym-tests", flush_rows=1)
-    return Curated(config, curate(config, backend), with_kb)
+    backend = LocalBackend(CPU_VERIFY, tmp / "records", RUN_ID, case_secret=b"kgym-tests", flush_rows=1)
+    return Curated(config, curate(config, backend), with_kb, tmp / "records")

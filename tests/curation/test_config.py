@@ -6,47 +6,57 @@ from __future__ import annotations
 import pytest
 import synthetic
 
+from jobs.config import ConfigError, load_job_config
+from jobs.curate import CurateJobConfig
 from jobs.curate import main as curate_main
 from jobs.sft import SFTJobConfig
 from kgym.contract import Gate, Verdict
-from kgym.curation import CurateConfig, Drop
+from kgym.curation import Drop
 from kgym.curation.cap import cap_per_module
 from kgym.curation.classify import retry_as_hybrid
 from kgym.curation.rows import code_key
-from kgym.curation.toml_config import ConfigError, load
 
 
-def test_curate_config_loads_with_overrides(tmp_path):
+def test_curate_job_config_loads_with_overrides(tmp_path):
     p = tmp_path / "c.toml"
-    p.write_text('input = "x.jsonl"\nreplay = ["a", "b"]\n[farm]\nbackend = "local"\n[verify]\ntimed_runs = 3\n')
-    c = load(CurateConfig, p, ["farm.workers=4", "max_tokens=8192", "kernelbench=/kb"])
-    assert c.farm.workers == 4 and c.farm.backend == "local" and c.max_tokens == 8192
-    assert c.replay == ("a", "b") and c.kernelbench == "/kb" and c.verify == {"timed_runs": 3}
+    p.write_text('backend = "local"\n[curate]\ninput = "x.jsonl"\nreplay = ["a", "b"]\n[verify]\ntimed_runs = 3\n')
+    c = load_job_config(CurateJobConfig, p, ["farm.workers=4", "curate.max_tokens=8192", "curate.kernelbench=/kb",
+                                             "records.run_id=again"])
+    assert c.farm.workers == 4 and c.backend == "local" and c.curate.max_tokens == 8192
+    assert c.curate.replay == ("a", "b") and c.curate.kernelbench == "/kb" and c.verify == {"timed_runs": 3}
+    assert c.records.run_id == "again" and c.records.job_id == "curate"
 
 
 @pytest.mark.parametrize("text,sets,match", [
-    ('input = "x"\ninptu = 1\n', [], "unknown keys"),
-    ('input = "x"\n[farm]\nbackend = "cloud"\n', [], "farm.backend"),
-    ('input = "x"\n', ["max_tokens=many"], "expected int"),
-    ('input = "x"\n[verify]\ntimed = 3\n', [], "not VerifyConfig fields"),
-    ('input = "x"\n', ["farm.nope=1"], "unknown keys"),
+    ('[curate]\ninput = "x"\ninptu = 1\n', [], "inptu"),
+    ('backend = "cloud"\n[curate]\ninput = "x"\n', [], "backend"),
+    ('[curate]\ninput = "x"\n', ["curate.max_tokens=many"], "max_tokens"),
+    ('[curate]\ninput = "x"\n[verify]\ntimed = 3\n', [], "timed"),
+    ('[curate]\ninput = "x"\n', ["farm.nope=1"], "nope"),
+    ('[curate]\ninput = "x"\nmax_per_module = 0\n', [], "max_per_module"),
 ])
 def test_bad_configs_are_refused(tmp_path, text, sets, match):
     p = tmp_path / "c.toml"
     p.write_text(text)
     with pytest.raises(ConfigError, match=match):
-        load(CurateConfig, p, sets)
+        load_job_config(CurateJobConfig, p, sets)
 
 
 def test_jobs_exit_2_on_a_bad_config(tmp_path, capsys):
     p = tmp_path / "c.toml"
-    p.write_text('inptu = "x"\n')
+    p.write_text('[curate]\ninptu = "x"\n')
     assert curate_main(["--config", str(p)]) == 2
-    assert "unknown keys" in capsys.readouterr().err
+    assert "inptu" in capsys.readouterr().err
+
+
+def test_shipped_configs_load():
+    for name in ("curate_sample.toml", "curate_tiny.toml"):
+        load_job_config(CurateJobConfig, f"jobs/configs/{name}")
+    load_job_config(SFTJobConfig, "jobs/configs/sft.toml")
 
 
 def test_sft_config_defaults_are_the_study_recipe():
-    c = load(SFTJobConfig, None, ["dataset=d.parquet", "model=m", "lora.r=8"])
+    c = load_job_config(SFTJobConfig, None, ["dataset=d.parquet", "model=m"])
     assert (c.lora.r, c.epochs, c.learning_rate, c.max_length) == (8, 2.0, 2e-4, 4096)
 
 

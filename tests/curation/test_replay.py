@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import synthetic
+from conftest import curate_config
 
 from kgym.contract import Episode, Gate, Verdict
 from kgym.curation import Stage, curate
@@ -14,8 +15,6 @@ from kgym.curation.replay import replay_rows
 from kgym.records.record import make_record
 from kgym.records.writer import RecordWriter
 from kgym.tasks import make
-
-from conftest import curate_config
 
 
 def _write(records, run_id="rl-run"):
