@@ -20,7 +20,8 @@ part, from the workers' clocks: the median time between one record's finish and 
 on the same worker (return, dispatch and record building; with `--max-in-flight` >= 2 the next call
 is already queued at the worker, so the tail does not count). `busy/between/before/after`: shares of
 the workers' time in the timed window: verifying, between two verifications, before the first and
-after the last (the tail). With `--records` the driver also streams every row to a `RecordSink`.
+after the last (the tail). With `--records` the farm service also streams every row to a `RecordSink`
+(warm-up rows included), as the jobs do.
 `vs 1 worker`: throughput against one worker of the first row (2.00x at 2 workers is perfect
 scaling). Uses Ray core only (no dashboard, no ray[default] features).
 """
@@ -40,9 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from farm_mix import MIXES, mix_tasks  # noqa: E402
+
 from jobs.demo import CPU_VERIFY  # noqa: E402 - the interpreter is slow: few timed runs, as in kgym demo
 from kgym.verify.sandbox import Sandbox  # noqa: E402
-
 
 
 def _keeper(out: list, what: str, t0: float):
@@ -96,8 +97,8 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
             cache_dir: str, compile_baseline: bool = True, quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE,
             records: str | None = None) -> dict:
     import ray
-
     from farm_mix import mix_requests
+
     from jobs.demo_report import gate_of, unmet
     from jobs.stream import stream
     from ray_cluster import PoolConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
@@ -110,17 +111,19 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
     tag = f"{mix}-{quiet_mode}-{spares}-{workers}"
     warm_requests, _ = mix_requests("solutions", tasks, len(tasks) * workers, f"warm-{tag}")
     timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}")
-    with VerifierPool(config) as pool:
+    # As the jobs do (jobs.context): the service is started with the sink and sends it every row as it
+    # completes (the warm-up's rows too, which also starts the sink's process before the timed window).
+    sink = (RecordSink.remote(SinkConfig(root=records, run_id=f"farm-throughput-{tag}-{int(time.time())}",
+                                         job_id="farm_throughput")) if records else None)
+    with VerifierPool(config, sink=sink) as pool:
         warm = _collect(pool.run(warm_requests), "warm-up", t_start)
         warm_s = time.perf_counter() - t_start
-        sink = (RecordSink.remote(SinkConfig(root=records, run_id=f"farm-throughput-{tag}-{int(time.time())}",
-                                             job_id="farm_throughput")) if records else None)
         if sink is not None:
-            ray.get(sink.recorded_ids.remote())  # its process started outside the timed window
+            pool.drain()
         t0, t0_epoch = time.perf_counter(), time.time()
         if sink is None:
             results = _collect(pool.run(timed_requests), "timed", t0)
-        else:  # as the jobs do: each row to the RecordSink as it arrives, flushed to Parquet
+        else:  # rows flushed to Parquet by the sink; stream waits for the last ones
             results = []
             stream(pool, sink, timed_requests, on_result=_keeper(results, "timed", t0))
         wall, t1_epoch = time.perf_counter() - t0, time.time()

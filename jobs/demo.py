@@ -1,13 +1,15 @@
 """The main job, `kgym demo`: every family's reference solution, known-wrong answer and a few exploits
 through the Ray farm, streamed to Parquet and Prometheus, with a progress bar and closing tables.
 
-    kgym demo [--out DIR] [--workers N] [--size tiny|small|full] [--metrics-port N]
+    kgym demo [--out DIR] [--workers N] [--size tiny|small|full] [--metrics-port N] [--config F] [--set K=V]
     python -m jobs.demo [same options]
 
-Starts an embedded Ray (or joins the cluster of `ray job submit`), a `TaskActor` that draws one task
-per family at its curriculum rung, a `RecordSink` (Parquet under OUT/RUN_ID/, Prometheus exporter,
-file_sd target under /tmp/kgym/prometheus/) and a `VerifierPool` (one worker per GPU; on a CPU-only
-machine one per core, tasks at the tiny size). Each verdict is reported back to the curriculum.
+Through `jobs.context.farm_job`: an embedded Ray (or the cluster of `ray job submit`), a
+`RecordSink` (Parquet under OUT/RUN_ID/, a path or a URI; Prometheus exporter, file_sd target under
+/tmp/kgym/prometheus/) and the farm (one worker per GPU; on a CPU-only machine one per core, tasks
+at the tiny size, 2 spares per worker); then a `TaskActor` draws one task per family at its
+curriculum rung. The flags are shorthands for `DemoConfig` keys (`--out` is `records.out`), which a
+TOML config and `--set` give in full. Each verdict is reported back to the curriculum.
 Exit status 0 when every answer got the verdict it should (solutions pass, wrong answers and
 exploits are rejected, exploits at their expected gate), 1 otherwise.
 """
@@ -15,11 +17,22 @@ exploits are rejected, exploits at their expected gate), 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from jobs.config import (
+    ConfigError,
+    FarmSection,
+    MetricsSection,
+    RaySection,
+    RecordsSection,
+    load_job_config,
+    option,
+    section,
+)
 from jobs.demo_report import Expectation, exploit_table, family_table, unmet
 
 ANSWERS = Path(__file__).parent / "demo_answers"
@@ -30,17 +43,21 @@ CPU_VERIFY = {"timed_runs": 5, "warmup_runs": 1, "max_remeasure": 1}  # the inte
 EXPLOIT_TIMEOUT_S = 8.0  # per request to a hostile candidate (the infinite loop costs one worker this long)
 
 
+CPU_SPARES = 2  # spares per CPU worker unless farm.spares says otherwise (one is not enough for the demo's mix)
+
+
 @dataclass(frozen=True)
 class DemoConfig:
-    out: str = "out/demo"
-    run_id: str | None = None  # default: a timestamp
-    size: str | None = None  # default: full with GPUs, tiny without
-    workers: int | None = None  # default: one per GPU, else one per CPU core
-    seed: int = 0
-    per_family: int = 1
-    exploits: bool = True
-    metrics_port: int | None = 0  # None: no exporter; 0: any free port
-    num_cpus: int | None = None  # embedded Ray only
+    """run_id "" (the default): a timestamp, so each demo is a fresh run."""
+
+    size: str | None = option(None, "task size; omit: full with GPUs, tiny without", choices=("tiny", "small", "full"))
+    seed: int = option(0, "curriculum seed", ge=0)
+    per_family: int = option(1, "tasks drawn per family", ge=1, le=100)
+    exploits: bool = option(True, "also send the hostile answers")
+    records: RecordsSection = section(RecordsSection, "where the rows go", out="out/demo", run_id="", job_id="demo")
+    farm: FarmSection = section(FarmSection, "the verifier workers")
+    metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter", port=0)
+    ray: RaySection = section(RaySection, "which Ray")
 
 
 @dataclass(frozen=True)
@@ -60,8 +77,8 @@ def build_requests(task_actor, families: list[str], config: DemoConfig, size: st
     """(requests, expectations by id, families that could not be drawn)."""
     import ray
 
-    from kgym.tasks import make
     from kgym.contract import EvalRequest
+    from kgym.tasks import make
 
     requests, expect, skipped = [], {}, []
     drawn = [task_actor.sample_family.remote(f, config.per_family) for f in families]
@@ -96,35 +113,35 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from jobs.context import farm_job
     from jobs.stream import stream
     from kgym.tasks.curriculum import CurriculumConfig
-    from ray_cluster import (PoolConfig, RaySettings, RecordSink, SinkConfig, TaskActor, VerifierPool,
-                             WorkerConfig, connect)
+    from ray_cluster import TaskActor
 
     console = console or Console()
     t0 = time.perf_counter()
-    run_id = config.run_id or time.strftime("demo-%Y%m%d-%H%M%S")
-    started = connect(RaySettings(num_cpus=config.num_cpus))
-    pool = sink = None
-    try:
-        gpu = int(ray.cluster_resources().get("GPU", 0)) > 0
+    run_id = config.records.run_id or time.strftime("demo-%Y%m%d-%H%M%S")
+    records = replace(config.records, run_id=run_id)
+    metrics = config.metrics
+    if metrics.port is not None and metrics.targets_file is None:
+        metrics = replace(metrics, targets_file=f"/tmp/kgym/prometheus/{run_id}.json")
+
+    def farm_for(gpu: bool) -> FarmSection:
+        return config.farm if gpu or config.farm.spares is not None else replace(config.farm, spares=CPU_SPARES)
+
+    with farm_job("kgym demo", config.ray, records, metrics, farm_for, None, console.print) as job:
+        gpu = job.gpu
         size = config.size or ("full" if gpu else "tiny")
-        console.print(f"[bold]kgym demo[/]: Ray up in {time.perf_counter() - t0:.1f} s "
-                      f"({'GPUs: %d' % ray.cluster_resources()['GPU'] if gpu else 'no GPU: Triton interpreter on CPU'}), "
-                      f"size {size}, run {run_id}")
+        where = f"GPUs: {int(ray.cluster_resources()['GPU'])}" if gpu else "no GPU: Triton interpreter on CPU"
+        console.print(f"[bold]kgym demo[/]: Ray up in {time.perf_counter() - t0:.1f} s ({where}), size {size}, "
+                      f"run {run_id}")
         task_actor = TaskActor.remote(CurriculumConfig(size=size), config.seed)
-        sink = RecordSink.remote(SinkConfig(root=config.out, run_id=run_id, job_id="demo",
-                                            metrics_port=config.metrics_port,
-                                            targets_file=f"/tmp/kgym/prometheus/{run_id}.json"
-                                            if config.metrics_port is not None else None))
-        pool = VerifierPool(PoolConfig(workers=config.workers, worker=WorkerConfig(spares=None if gpu else 2)))
         families = ray.get(task_actor.families.remote())
         requests, expect, skipped = build_requests(task_actor, families, config, size, gpu)
-        endpoint = ray.get(sink.metrics_endpoint.remote())
+        pool, endpoint = job.pool, job.metrics_endpoint
         console.print(f"{len(requests)} evaluations ({len(families) - len(skipped)} families"
-                      f"{', %d exploits' % len(EXPLOITS) if config.exploits else ''}) on {pool.num_workers} "
-                      f"{'GPU' if pool.gpu else 'CPU'} worker(s)"
-                      + (f"; metrics on http://{endpoint}/metrics" if endpoint else ""))
+                      f"{f', {len(EXPLOITS)} exploits' if config.exploits else ''}) on {pool.num_workers} "
+                      f"{'GPU' if pool.gpu else 'CPU'} worker(s)")
         for s in skipped:
             console.print(f"[yellow]skipped family[/] {s}")
         results = []
@@ -138,8 +155,8 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
                 g = r.verdict.gate or ("error" if r.outcome == "error" else "passed")
                 progress.update(bar, advance=1, description=f"{r.request.task['family']:<13} {r.request.label:<22} {g}")
 
-            report = stream(pool, sink, requests, on_result=on_result)
-        summary = ray.get(sink.close.remote())
+            report = stream(pool, job.sink, requests, on_result=on_result)
+        summary = job.finish()
         console.print(family_table(results, expect))
         if config.exploits:
             console.print(exploit_table(results, expect))
@@ -155,32 +172,56 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
         return DemoSummary(run_path=summary.run_path, evaluations=len(results), farm_errors=report.farm_errors,
                            unmet=problems, skipped_families=skipped, workers=pool.num_workers, gpu=pool.gpu,
                            wall_s=wall, metrics_endpoint=endpoint)
-    finally:
-        if pool is not None:
-            pool.close()
-        if started:
-            ray.shutdown()
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="out/demo", help="records root (default out/demo)")
-    p.add_argument("--run-id", help="run id (default: a timestamp)")
+    p.add_argument("--config", help="TOML config (DemoConfig's keys: python -m jobs.demo --help-config)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="override a config key, e.g. farm.workers=4 (value: a TOML literal; repeatable)")
+    p.add_argument("--out", help="records root, a path or a URI (records.out; default out/demo)")
+    p.add_argument("--run-id", help="run id (records.run_id; default: a timestamp)")
     p.add_argument("--size", choices=["tiny", "small", "full"], help="task size (default: full on GPU, tiny on CPU)")
-    p.add_argument("--workers", type=int, help="verifier workers (default: one per GPU, else one per core)")
-    p.add_argument("--seed", type=int, default=0, help="curriculum seed (default 0)")
+    p.add_argument("--workers", type=int, help="verifier workers (farm.workers; default: one per GPU, else per core)")
+    p.add_argument("--seed", type=int, help="curriculum seed (default 0)")
     p.add_argument("--no-exploits", action="store_true", help="skip the hostile answers")
-    p.add_argument("--metrics-port", type=int, default=0, help="Prometheus exporter port (default: any free one)")
+    p.add_argument("--metrics-port", type=int, help="Prometheus exporter port (metrics.port; default: any free one)")
 
 
 def config_from_args(args: argparse.Namespace) -> DemoConfig:
-    return DemoConfig(out=args.out, run_id=args.run_id, size=args.size, workers=args.workers, seed=args.seed,
-                      exploits=not args.no_exploits, metrics_port=args.metrics_port)
+    """The config file (if any), then the flags, then `--set`; a bad key or value is a usage error."""
+    from kgym.cli_common import UsageError
+
+    sets = []
+    for flag, key in (("out", "records.out"), ("run_id", "records.run_id"), ("size", "size")):
+        if getattr(args, flag, None) is not None:
+            sets.append(f"{key}={json.dumps(getattr(args, flag))}")
+    for flag, key in (("workers", "farm.workers"), ("seed", "seed"), ("metrics_port", "metrics.port")):
+        if getattr(args, flag, None) is not None:
+            sets.append(f"{key}={getattr(args, flag)}")
+    if getattr(args, "no_exploits", False):
+        sets.append("exploits=false")
+    try:
+        return load_job_config(DemoConfig, getattr(args, "config", None), sets + list(getattr(args, "overrides", [])))
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
+    from jobs.config import describe
+    from kgym.cli_common import UsageError
+
     p = argparse.ArgumentParser(prog="python -m jobs.demo", description=__doc__.splitlines()[0])
     add_arguments(p)
-    summary = run_demo(config_from_args(p.parse_args(argv)))
+    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
+    args = p.parse_args(argv)
+    if args.help_config:
+        print(describe(DemoConfig))
+        return 0
+    try:
+        summary = run_demo(config_from_args(args))
+    except (UsageError, ConfigError) as e:
+        print(f"jobs.demo: error: {e}", file=sys.stderr)
+        return 2
     return 0 if not summary.unmet and not summary.farm_errors else 1
 
 

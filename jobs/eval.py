@@ -1,15 +1,18 @@
 """KernelBench evaluation: generations in -> the farm -> records Parquet -> fast_p scores.
 
     python -m jobs.eval --kernelbench DIR --generations GEN.jsonl [--out out/eval] [--run-id ID]
-                        [--workers N] [--timed-runs N] [--scores FILE.json]
-    ray job submit --working-dir . -- python -m jobs.eval --kernelbench DIR --generations GEN.jsonl
+                        [--workers N] [--timed-runs N] [--scores FILE.json] [--config FILE.toml] [--set KEY=VALUE]
+    python -m jobs.eval --help-config                          # every key, default and bound
+    ray job submit --working-dir . -- python -m jobs.eval --kernelbench DIR --generations GEN.jsonl --out /abs/out
 
 Reads the generations (`kgym.kernelbench.generations`), matches them to the checkout's problems and
 extracts the code (`kgym.kernelbench.plan`), records answers without code as compile failures, and
-streams the rest through a `VerifierPool` into a `RecordSink` with the same driver loop as
-`jobs.verify` (`jobs.stream.stream`): resumable by run id, farm failures retried. Then it reads the
-run back and writes the score table (`kgym.kernelbench.score`, figures.json's keys) and, when some
-problem has several samples, their mean and spread, as JSON. Exit status: 0 when every answer has a
+streams the rest through the farm into a `RecordSink` with the same driver loop as `jobs.verify`
+(`jobs.context.farm_job` + `jobs.stream.stream`): resumable by run id, farm failures retried. Then
+it reads the run back and writes the score table (`kgym.kernelbench.score`, figures.json's keys)
+and, when some problem has several samples, their mean and spread, as JSON. The flags are
+shorthands for config keys (`--out` is `records.out`, `--workers` `farm.workers`, `--verify K=V`
+`verify.K`, ...); a TOML config and `--set` give every key. Exit status: 0 when every answer has a
 verdict, 1 when the farm gave up on some, 2 for bad usage or input.
 """
 
@@ -19,10 +22,23 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from jobs.config import (
+    ConfigError,
+    FarmSection,
+    MetricsSection,
+    RaySection,
+    RecordsSection,
+    check_verify,
+    describe,
+    load_job_config,
+    option,
+    section,
+)
 from kgym.kernelbench import Checkout, KernelBenchError, read_generations, results_from_records, score
 from kgym.kernelbench.multisample import multi_sample
 from kgym.kernelbench.plan import HYBRID_LEVELS, make_plan
@@ -30,21 +46,19 @@ from kgym.kernelbench.plan import HYBRID_LEVELS, make_plan
 
 @dataclass(frozen=True)
 class EvalJobConfig:
-    kernelbench: str
-    generations: str
-    out: str = "out/eval"
-    run_id: str = "eval"
-    job_id: str = "eval"
-    scores: str | None = None  # default: OUT/RUN_ID.scores.json
-    hybrid_levels: tuple[int, ...] = HYBRID_LEVELS
-    workers: int | None = None
-    max_in_flight: int = 2
-    max_attempts: int = 3
-    spares: int | None = None  # None: WorkerConfig's default (8 per GPU worker, 1 per CPU worker)
-    call_timeout_s: float = 1800.0
-    verify: dict[str, Any] = field(default_factory=dict)  # VerifyConfig fields for every answer
-    ray_address: str | None = None
-    ray_num_cpus: int | None = None
+    kernelbench: str = option(doc="a KernelBench checkout")
+    generations: str = option(doc="JSONL: level, problem_id, model, answer[, sample]")
+    scores: str | None = option(None, "scores JSON; omit: OUT/RUN_ID.scores.json")
+    hybrid_levels: tuple[int, ...] = option(HYBRID_LEVELS, "levels allowing one cuBLAS/cuDNN call in forward")
+    records: RecordsSection = section(RecordsSection, "where the rows go", out="out/eval", run_id="eval",
+                                      job_id="eval")
+    farm: FarmSection = section(FarmSection, "the verifier workers")
+    verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every answer", factory=dict)
+    metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter")
+    ray: RaySection = section(RaySection, "which Ray")
+
+    def __post_init__(self) -> None:
+        check_verify(self.verify)
 
 
 @dataclass(frozen=True)
@@ -73,35 +87,47 @@ def score_run(run_path: str | Path) -> dict[str, Any]:
     return table
 
 
-def write_json(obj: Any, path: str | Path) -> Path:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=False) + "\n")
-    os.replace(tmp, p)
-    return p
+def write_json(obj: Any, path: str | Path) -> str:
+    """Write `obj` as JSON to a local path (temp + rename) or a URI (one upload); returns where."""
+    from kgym.records.layout import locate
+
+    text = json.dumps(obj, indent=1, sort_keys=False) + "\n"
+    where = locate(str(path))
+    if where.local:
+        p = Path(where.path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(f".{p.name}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, p)
+    else:
+        where.fs.create_dir(where.parent().path, recursive=True)
+        with where.fs.open_output_stream(where.path) as out:
+            out.write(text.encode())
+    return where.uri
 
 
 def run_eval_job(config: EvalJobConfig, log: Callable[[str], None] = print) -> EvalJobResult:
     import ray
 
+    from jobs.context import farm_job, records_root
     from jobs.stream import stream
-    from ray_cluster import PoolConfig, RaySettings, RecordSink, SinkConfig, VerifierPool, WorkerConfig, connect
 
     plan = make_plan(Checkout(config.kernelbench), read_generations(config.generations),
                      hybrid_levels=config.hybrid_levels, verify=config.verify)
     requests = list(plan.items)
-    started = connect(RaySettings(address=config.ray_address, num_cpus=config.ray_num_cpus))
-    pool = None
-    try:
-        sink = RecordSink.remote(SinkConfig(root=config.out, run_id=config.run_id, job_id=config.job_id))
+    root = records_root(config.records.out)
+    scores_to = (records_root(config.scores) if config.scores
+                 else f"{root.rstrip('/')}/{config.records.run_id}.scores.json")
+
+    def write_unanswered(sink) -> None:
         if plan.unanswered:
             ray.get(sink.write.remote(plan.unanswered))
-        pool = VerifierPool(PoolConfig(workers=config.workers, max_in_flight=config.max_in_flight,
-                                       max_attempts=config.max_attempts, call_timeout_s=config.call_timeout_s,
-                                       worker=WorkerConfig(spares=config.spares, verify=dict(config.verify))))
+
+    with farm_job("jobs.eval", config.ray, config.records, config.metrics, config.farm, config.verify, log,
+                  before_pool=write_unanswered) as job:
         log(f"jobs.eval: {len(requests)} answers to verify, {len(plan.unanswered)} without code, "
-            f"{plan.problems} problems, {pool.num_workers} {'GPU' if pool.gpu else 'CPU'} worker(s), run {config.run_id}")
+            f"{plan.problems} problems, {job.pool.num_workers} {'GPU' if job.pool.gpu else 'CPU'} worker(s), "
+            f"run {config.records.run_id}")
         done = [0]
 
         def on_result(r) -> None:
@@ -111,64 +137,73 @@ def run_eval_job(config: EvalJobConfig, log: Callable[[str], None] = print) -> E
                 f"eager x{v.speedup_eager or 0:.2f} compile x{v.speedup_compile or 0:.2f} "
                 f"verify {v.stages_s.get('total') or 0:.1f} s")
 
-        report = stream(pool, sink, requests, on_result=on_result)
-        summary = ray.get(sink.close.remote())
-    finally:
-        if pool is not None:
-            pool.close()
-        if started:
-            ray.shutdown()
+        report = stream(job.pool, job.sink, requests, on_result=on_result)
+        summary = job.finish()
     scores = score_run(summary.run_path)
-    scores_path = write_json(scores, config.scores or Path(config.out) / f"{config.run_id}.scores.json")
+    scores_path = write_json(scores, scores_to)
     log(f"jobs.eval: {report.results} verified, {report.skipped} already recorded, {report.farm_errors} farm "
         f"error(s), {report.wall_s:.1f} s; records in {summary.run_path}; scores in {scores_path}")
     return EvalJobResult(run_path=summary.run_path, scores_path=str(scores_path), scores=scores,
                          verified=report.results, unanswered=len(plan.unanswered), farm_errors=report.farm_errors)
 
 
-def _verify_arg(text: str) -> tuple[str, Any]:
+def _verify_arg(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
-    if not sep:
+    if not sep or not key:
         raise argparse.ArgumentTypeError(f"--verify takes KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
+    return key, value
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a TOML basic string
+
+
+def overrides_from_args(a: argparse.Namespace) -> list[str]:
+    """The flags as `--set` overrides (the flags win over the config file; `--set` wins over both)."""
+    out = []
+    for flag, key in (("kernelbench", "kernelbench"), ("generations", "generations"), ("out", "records.out"),
+                      ("run_id", "records.run_id"), ("scores", "scores"), ("ray_address", "ray.address")):
+        if getattr(a, flag) is not None:
+            out.append(f"{key}={_toml_str(getattr(a, flag))}")
+    if a.hybrid_levels is not None:
+        out.append(f"hybrid_levels=[{', '.join(x.strip() for x in a.hybrid_levels.split(',') if x.strip())}]")
+    if a.workers is not None:
+        out.append(f"farm.workers={a.workers}")
+    if a.num_cpus is not None:
+        out.append(f"ray.num_cpus={a.num_cpus}")
+    if a.timed_runs:
+        out.append(f"verify.timed_runs={a.timed_runs}")
+    out += [f"verify.{k}={v}" for k, v in a.verify]
+    return out + list(a.overrides)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m jobs.eval", description=__doc__.splitlines()[0])
-    p.add_argument("--kernelbench", required=True, help="a KernelBench checkout")
-    p.add_argument("--generations", required=True, help="JSONL: level, problem_id, model, answer[, sample]")
-    p.add_argument("--out", default="out/eval", help="records root (default out/eval)")
-    p.add_argument("--run-id", default="eval", help="run id; re-running it resumes (default eval)")
+    p.add_argument("--kernelbench", help="a KernelBench checkout (kernelbench)")
+    p.add_argument("--generations", help="JSONL: level, problem_id, model, answer[, sample] (generations)")
+    p.add_argument("--config", help="TOML job config (every key: --help-config)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="override a config key, e.g. farm.workers=4 (value: a TOML literal; repeatable)")
+    p.add_argument("--out", help="records root, a path or a URI (records.out; default out/eval)")
+    p.add_argument("--run-id", help="run id; re-running it resumes (records.run_id; default eval)")
     p.add_argument("--scores", help="scores JSON (default OUT/RUN_ID.scores.json)")
-    p.add_argument("--hybrid-levels", default=",".join(map(str, HYBRID_LEVELS)),
-                   help="levels allowing one cuBLAS/cuDNN call in forward (default 2,3,4; '' for none)")
-    p.add_argument("--workers", type=int, help="verifier workers (default: one per GPU, else per CPU)")
-    p.add_argument("--timed-runs", type=int, help="timed runs per candidate (default 100 on CUDA)")
+    p.add_argument("--hybrid-levels", help="levels allowing one cuBLAS/cuDNN call in forward "
+                   f"(default {','.join(map(str, HYBRID_LEVELS))}; '' for none)")
+    p.add_argument("--workers", type=int, help="verifier workers (farm.workers; default: one per GPU, else per CPU)")
+    p.add_argument("--timed-runs", type=int, help="timed runs per candidate (verify.timed_runs; default 100 on CUDA)")
     p.add_argument("--verify", action="append", type=_verify_arg, default=[], metavar="KEY=VALUE",
-                   help="a VerifyConfig field for every answer (repeatable)")
-    p.add_argument("--ray-address", help="Ray address (default $RAY_ADDRESS or an embedded instance)")
-    p.add_argument("--num-cpus", type=int, help="CPUs of an embedded Ray instance")
+                   help="a VerifyConfig field for every answer (verify.KEY; repeatable)")
+    p.add_argument("--ray-address", help="Ray address (ray.address; default $RAY_ADDRESS or an embedded instance)")
+    p.add_argument("--num-cpus", type=int, help="CPUs of an embedded Ray instance (ray.num_cpus)")
+    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
     a = p.parse_args(argv)
-    verify = dict(a.verify)
-    if a.timed_runs:
-        verify["timed_runs"] = a.timed_runs
+    if a.help_config:
+        print(describe(EvalJobConfig))
+        return 0
     try:
-        from kgym.verify import VerifyConfig
-
-        VerifyConfig(**verify)  # an unknown field is the user's error, said before Ray starts
-    except TypeError as e:
-        print(f"jobs.eval: error: --verify: {e}", file=sys.stderr)
-        return 2
-    try:
-        levels = tuple(int(x) for x in a.hybrid_levels.split(",") if x.strip())
-        config = EvalJobConfig(kernelbench=a.kernelbench, generations=a.generations, out=a.out, run_id=a.run_id,
-                               scores=a.scores, hybrid_levels=levels, workers=a.workers, verify=verify,
-                               ray_address=a.ray_address, ray_num_cpus=a.num_cpus)
+        config = load_job_config(EvalJobConfig, a.config, overrides_from_args(a))
         result = run_eval_job(config, log=lambda s: print(s, flush=True))
-    except (KernelBenchError, ValueError) as e:
+    except (ConfigError, KernelBenchError, ValueError) as e:
         print(f"jobs.eval: error: {e}", file=sys.stderr)
         return 2
     from kgym.kernelbench.scoring import format_table

@@ -12,8 +12,9 @@ sent from here. Does not choose the requests (the job does) or print anything (t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import ray
 

@@ -16,7 +16,8 @@ and tests (stats, worker ids and handles, health). Does not verify, schedule or 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import ray
 
@@ -55,7 +56,7 @@ class VerifierPool:
         self._final_stats = PoolStats()
 
     @classmethod
-    def attach(cls, handle_or_name: Any, sink: Any = None) -> "VerifierPool":
+    def attach(cls, handle_or_name: Any, sink: Any = None) -> VerifierPool:
         handle = ray.get_actor(handle_or_name) if isinstance(handle_or_name, str) else handle_or_name
         return cls(sink=sink, handle=handle)
 
@@ -136,7 +137,7 @@ class VerifierPool:
         except Exception:  # noqa: BLE001
             pass
 
-    def __enter__(self) -> "VerifierPool":
+    def __enter__(self) -> VerifierPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import ray
 

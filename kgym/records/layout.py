@@ -1,8 +1,9 @@
 """Where records live: ROOT/<run_id>/<family>/part-<job>-<writer>-<seq>.parquet, ROOT being a local
 path or any pyarrow filesystem URI (`file://`, `s3://`, `gs://`, `hdfs://`).
 
-Covers resolving a root to a filesystem and a path in it (`locate`), the directory and file names (partitioned by run, then by task family), which names are
-safe, and which files count as visible parts. Temporary files start with a dot, so neither kgym nor
+Covers resolving a root to a filesystem and a path in it (`locate`), the directory and file names
+(partitioned by run, then by task family), which names are safe, and which files count as visible
+parts (`find_parts`). Temporary files start with a dot, so neither kgym nor
 pyarrow/pandas (which skip dot- and underscore-prefixed names) ever read a half-written part.
 Directories are plain names, not `key=value`: the columns are inside every file, and a hive-style
 directory would make pyarrow infer a second, conflicting `family` column.
@@ -90,10 +91,10 @@ class Location:
         return self.uri_root.rstrip("/") + "/" + self.path[len(self.root_path):].lstrip("/") \
             if self.path != self.root_path else self.uri_root
 
-    def join(self, *parts: str) -> "Location":
+    def join(self, *parts: str) -> Location:
         return Location(self.fs, posixpath.join(self.path, *parts), self.uri_root, self.root_path)
 
-    def parent(self) -> "Location":
+    def parent(self) -> Location:
         return Location(self.fs, posixpath.dirname(self.path.rstrip("/")), self.uri_root, self.root_path)
 
     @property
@@ -108,7 +109,7 @@ class Location:
         return self.fs.get_file_info(self.path).type != pafs.FileType.NotFound
 
 
-def locate(where: "str | Path | Location", filesystem: Any = None) -> Location:
+def locate(where: str | Path | Location, filesystem: Any = None) -> Location:
     """`where` as a Location: a local path (made absolute), or a URI through
     `pyarrow.fs.FileSystem.from_uri`; with `filesystem`, `where` is a path inside it."""
     if isinstance(where, Location):
@@ -121,7 +122,7 @@ def locate(where: "str | Path | Location", filesystem: Any = None) -> Location:
     return Location(pafs.LocalFileSystem(), os.path.abspath(os.fspath(where)))
 
 
-def run_location(root: "str | Path | Location", run_id: str, filesystem: Any = None) -> Location:
+def run_location(root: str | Path | Location, run_id: str, filesystem: Any = None) -> Location:
     return locate(root, filesystem).join(check_id(run_id, "run id"))
 
 
@@ -129,7 +130,7 @@ def _visible(rel: str) -> bool:
     return rel.endswith(PART_SUFFIX) and not any(seg.startswith((".", "_")) for seg in rel.split("/"))
 
 
-def find_parts(where: "str | Path | Location", filesystem: Any = None) -> list[Location]:
+def find_parts(where: str | Path | Location, filesystem: Any = None) -> list[Location]:
     """Visible part files under `where` (a part, a partition, a run or a root), in a stable order."""
     loc = locate(where, filesystem)
     info = loc.fs.get_file_info(loc.path)

@@ -25,8 +25,9 @@ import os
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -131,7 +132,7 @@ class RecordWriter:
             if row.get(key) not in (None, getattr(self, key)):
                 raise ValueError(f"row has {key} {row[key]!r}, this writer writes {getattr(self, key)!r}")
         row.update(schema_version=SCHEMA_VERSION, run_id=self.run_id, job_id=self.job_id,
-                   recorded_at=dt.datetime.now(dt.timezone.utc))
+                   recorded_at=dt.datetime.now(dt.UTC))
         conform([row])  # validate now: a bad row raises to its sender, not at flush time
         with self._lock:
             if self._closed:
@@ -181,7 +182,7 @@ class RecordWriter:
                 self._flush_locked()
                 self._closed = True
 
-    def __enter__(self) -> "RecordWriter":
+    def __enter__(self) -> RecordWriter:
         return self
 
     def __exit__(self, *exc: Any) -> None:

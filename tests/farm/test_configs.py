@@ -1,4 +1,4 @@
-"""Cluster configs parse and say what README says: the launcher YAML validates against Ray's own
+"""Cluster configs parse and say what the docs (README, docs/farm.md) say: the launcher YAML validates against Ray's own
 schema (CPU head, H100 GPU workers); the KubeRay manifest is a ray.io/v1 RayCluster for this Ray
 version with a GPU worker group and a head that takes no GPU work. Plus the job's config and rows."""
 
@@ -50,8 +50,8 @@ def test_kuberay_manifest_is_a_raycluster_with_a_gpu_group():
         assert env["RAY_AUTH_MODE"]["value"] == "token" and "secretKeyRef" in env["RAY_AUTH_TOKEN"]["valueFrom"]
 
 
-def test_readme_explains_both_configs_and_submission():
-    text = (REPO / "README.md").read_text()
+def test_the_docs_explain_both_configs_and_submission():
+    text = (REPO / "README.md").read_text() + (REPO / "docs" / "farm.md").read_text()  # README points at docs/
     for needle in ("ray_cluster/configs/cluster.yaml", "ray_cluster/configs/kuberay.yaml", "ray job submit",
-                   "RAY_AUTH_MODE=token", "kgym demo"):
+                   "RAY_AUTH_MODE=token", "kgym demo", "KGYM_SUBMIT_DIR", "--set farm.workers=4"):
         assert needle in text, needle

@@ -1,6 +1,8 @@
 """jobs.verify end to end, as users run it: a driver SIGKILLed mid-batch and restarted resumes without
 losing or duplicating a recorded row; and `ray job submit --working-dir .` against a `ray start --head`
-on loopback (Ray 2.60 token auth, non-default ports) runs it to SUCCEEDED.
+on loopback (Ray 2.60 token auth, non-default ports): a relative records path is refused (exit 2, the
+message says why and how), and with the submitting directory passed as KGYM_SUBMIT_DIR the job runs
+to SUCCEEDED, prints the absolute location and its records are found at the path it was given.
 
 Each test starts its own Ray in a child process and ends only processes it started (their process
 group), never `ray stop`, which would stop every Ray on a shared machine.
@@ -8,8 +10,8 @@ group), never `ray stop`, which would stop every Ray on a shared machine.
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import secrets
 import signal
 import socket
@@ -92,8 +94,8 @@ def _free_ports(n: int) -> list[int]:
 
 def test_ray_job_submit_to_a_local_head(tmp_path):
     ids = write_input(tmp_path / "in.jsonl", range(20, 22))
-    write_config(tmp_path / "job.toml", tmp_path / "in.jsonl", tmp_path / "out", "submitted", address=None,
-                 num_cpus=None)
+    # A relative records path, as a new user writes it: relative to the directory they submit from.
+    write_config(tmp_path / "job.toml", tmp_path / "in.jsonl", "out", "submitted", address=None, num_cpus=None)
     gcs, dash, client, agent_http, agent_grpc, env_agent, metrics, nm, om = _free_ports(9)
     temp = tempfile.mkdtemp(prefix="kgr-")  # short: Ray's unix sockets live under it
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
@@ -117,16 +119,28 @@ def test_ray_job_submit_to_a_local_head(tmp_path):
             assert head.poll() is None, "ray start --head exited"
             assert time.monotonic() < deadline, probe.stderr[-2000:]
             time.sleep(3)
-        sub_id = f"kgym-test-{secrets.token_hex(4)}"
-        submit = subprocess.run(
-            ["ray", "job", "submit", "--address", address, "--submission-id", sub_id, "--working-dir", str(REPO),
-             "--", "python", "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")],
-            env=env, capture_output=True, text=True, timeout=900)
-        status = subprocess.run(["ray", "job", "status", "--address", address, sub_id], env=env,
-                                capture_output=True, text=True, timeout=60)
-        assert submit.returncode == 0 and re.search(rf"Job '{sub_id}' succeeded", status.stdout), \
-            submit.stdout[-3000:] + submit.stderr[-3000:] + status.stdout + status.stderr
-        recorded = rows(tmp_path / "out" / "submitted")
+
+        def submit(*extra: str) -> tuple[subprocess.CompletedProcess, str, str]:
+            sub_id = f"kgym-test-{secrets.token_hex(4)}"
+            done = subprocess.run(
+                ["ray", "job", "submit", "--address", address, "--submission-id", sub_id, "--working-dir", str(REPO),
+                 *extra, "--", "python", "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")],
+                env=env, capture_output=True, text=True, timeout=900)
+            status = subprocess.run(["ray", "job", "status", "--address", address, sub_id], env=env,
+                                    capture_output=True, text=True, timeout=60)
+            return done, status.stdout + status.stderr, sub_id
+
+        refused, status, sub_id = submit()  # no submitting directory: the relative path would land in Ray's copy
+        assert f"Job '{sub_id}' failed" in status and "relative path" in refused.stdout + refused.stderr, \
+            refused.stdout[-3000:] + refused.stderr[-3000:] + status
+        assert not (tmp_path / "out").exists()
+        done, status, sub_id = submit("--runtime-env-json",
+                                      json.dumps({"env_vars": {"KGYM_SUBMIT_DIR": str(tmp_path)}}))
+        assert done.returncode == 0 and f"Job '{sub_id}' succeeded" in status, \
+            done.stdout[-3000:] + done.stderr[-3000:] + status
+        run = tmp_path / "out" / "submitted"
+        assert f"records in {run}" in done.stdout  # the absolute location, printed by the job
+        recorded = rows(run)
         assert sorted(recorded["evaluation_id"]) == sorted(ids)
     finally:
         _kill_group(head.pid, signal.SIGTERM)  # ray start --block stops what it started

@@ -65,7 +65,7 @@ def test_pause_is_the_default_quiet_mode_everywhere_a_farm_is_configured():
     from ray_cluster.worker import WorkerConfig
 
     assert Sandbox.DEFAULT_QUIET_MODE == "pause"
-    assert WorkerConfig().quiet_mode == VerifyJobConfig(input="x").quiet_mode == "pause"
+    assert WorkerConfig().quiet_mode == VerifyJobConfig(input="x").farm.worker_config().quiet_mode == "pause"
 
 
 def test_time_shares_split_each_workers_window_into_busy_between_before_and_after():
