@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from paths import fixture_source
+from kgym.reward import reward
 from kgym.verify import Verifier, VerifyConfig
 
 pytestmark = pytest.mark.gpu
@@ -30,7 +31,6 @@ import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-from kgym.reward import reward
 
 @triton.jit
 def relu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
