@@ -16,8 +16,9 @@ A step is one group: `--group` samples (8, the study's) of `--seq-len` tokens (p
 `--prompt-len`, the rest completion, all model tokens), micro-batched by `--token-budget` with
 gradient accumulation. Sampler log-probs are given (as vLLM would), so no old-logprob recompute pass.
 tokens/s counts the group's tokens over the whole step (reference forward + forward + backward +
-optimizer); peak memory is torch.cuda.max_memory_allocated over the step. The first step is a
-warm-up and is reported but not in the summary.
+optimizer); train_tokens_per_s over the forward + backward pass alone; peak memory is
+torch.cuda.max_memory_allocated over the step. The first step is a warm-up and is reported but not
+in the summary.
 
 Prints one JSON line per phase and per step (flushed), the last a summary. No Ray needed: the
 learner module is loaded from its file, so ray_cluster/__init__ (which imports Ray) is not run.
@@ -165,7 +166,9 @@ def main(argv: list[str] | None = None) -> dict:
     for k in range(args.steps + 1):
         m = learner.step(make_group(args.group, seq, prompt, vocab, seed=k))
         rec = {"phase": "step", "warmup": k == 0, "step": m.step, "status": str(m.status),
-               "step_time_s": round(m.step_time_s, 3), "tokens": m.tokens, "tokens_per_s": round(m.tokens_per_s, 1),
+               "step_time_s": round(m.step_time_s, 3), "prepass_s": round(m.prepass_s, 3),
+               "train_pass_s": round(m.train_pass_s, 3), "optimizer_s": round(m.optimizer_s, 3), "tokens": m.tokens,
+               "tokens_per_s": round(m.tokens_per_s, 1),
                "peak_memory_gib": round(m.peak_memory_bytes / 2**30, 2), "micro_batches": m.micro_batches,
                "loss": m.loss, "kl": m.kl, "grad_norm": m.grad_norm, "entropy": m.entropy}
         emit(rec)
@@ -176,6 +179,9 @@ def main(argv: list[str] | None = None) -> dict:
                "steps": len(timed)}
     if timed:
         summary.update(step_time_s=round(statistics.median(m.step_time_s for m in timed), 3),
+                       prepass_s=round(statistics.median(m.prepass_s for m in timed), 3),
+                       train_pass_s=round(statistics.median(m.train_pass_s for m in timed), 3),
+                       train_tokens_per_s=round(statistics.median(m.tokens / m.train_pass_s for m in timed), 1),
                        tokens_per_s=round(statistics.median(m.tokens_per_s for m in timed), 1),
                        peak_memory_gib=round(max(m.peak_memory_bytes for m in timed) / 2**30, 2),
                        peak_memory_kind="cuda max allocated" if device.type == "cuda" else "process peak RSS")

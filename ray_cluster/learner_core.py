@@ -26,7 +26,9 @@ Order of events in `step(batch)` (one optimizer step per TrainBatch):
   5. clip the gradient norm, AdamW step, scheduler step; a non-finite loss or gradient skips the
      update (`StepStatus.NON_FINITE`) and leaves the policy version unchanged;
   6. policy_version += 1, the entropy controller sees the step's entropy;
-  7. every `checkpoint_every` steps a checkpoint, written atomically (temp dir, then rename).
+  7. every `checkpoint_every` steps a checkpoint, written atomically (temp dir, then rename); its
+     time is `checkpoint_s`, outside `step_time_s`. Phase times (`prepass_s`, `train_pass_s`,
+     `optimizer_s`) are taken after a CUDA synchronize, so they are the device's, not the queue's.
 
 Checkpoint layout (`step-000010/`): `adapter/` (adapter_config.json + adapter_model.safetensors:
 loads in peft and as a vLLM LoRARequest path), `trainer_state.pt` (optimizer, scheduler, RNG states,
@@ -173,9 +175,13 @@ class StepMetrics:
     loss_tokens: int
     micro_batches: int
     tokens_per_s: float  # tokens / step_time_s
-    step_time_s: float
+    step_time_s: float  # the whole step but its checkpoint
+    prepass_s: float  # no-grad forwards: old log-probs recomputed, reference log-probs
+    train_pass_s: float  # forward + backward of every micro-batch
+    optimizer_s: float  # clipping, AdamW, schedule
     peak_memory_bytes: int  # CUDA: max allocated during the step; CPU: the process's peak RSS
     checkpoint: str | None = None  # the checkpoint written after this step, if any
+    checkpoint_s: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -324,9 +330,10 @@ class Learner:
 
     def step(self, batch: TrainBatch) -> StepMetrics:
         cfg = self.config
-        t0 = time.perf_counter()
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
+        t0 = self._clock()
+        phases = {"prepass_s": 0.0, "train_pass_s": 0.0, "optimizer_s": 0.0}
         samples = batch.samples
         advantages = batch_advantages(batch, cfg.advantages).to(self.device)
         plans = plan_micro_batches(samples, cfg.token_budget)
@@ -334,7 +341,7 @@ class Learner:
         coef = self.entropy.coef_for_step()
         lr = self.scheduler.get_last_lr()[0]
         if loss_tokens == 0:
-            return self._metrics(StepStatus.NO_LOSS_TOKENS, t0, batch, plans, lr=lr, coef=coef)
+            return self._metrics(StepStatus.NO_LOSS_TOKENS, t0, batch, plans, phases, lr=lr, coef=coef)
 
         # 3. no-grad pass: old and reference log-probs of every micro-batch, before any update.
         padded: list[PaddedBatch] = []
@@ -358,6 +365,8 @@ class Learner:
                 padded.append(pb)
                 olds.append(old)
                 refs.append(ref)
+        t1 = self._clock()
+        phases["prepass_s"] = t1 - t0
         centre = None
         if cfg.shaping.enabled:
             num = sum(float((o * pb.loss_mask).sum()) for o, pb in zip(olds, padded))
@@ -392,38 +401,48 @@ class Learner:
                 drift_tokens += n_drift
 
         # 5. clip, step; a non-finite loss or gradient leaves the policy untouched.
+        t2 = self._clock()
+        phases["train_pass_s"] = t2 - t1
         grad_norm = float("nan")
         if finite:
             grad_norm = float(torch.nn.utils.clip_grad_norm_(self.trainable, cfg.max_grad_norm))
             finite = bool(torch.isfinite(torch.tensor(grad_norm)))
         if not finite:
             self.optimizer.zero_grad(set_to_none=True)
-            return self._metrics(StepStatus.NON_FINITE, t0, batch, plans, lr=lr, coef=coef, grad_norm=grad_norm,
-                                 recomputed=recomputed)
+            return self._metrics(StepStatus.NON_FINITE, t0, batch, plans, phases, lr=lr, coef=coef,
+                                 grad_norm=grad_norm, recomputed=recomputed)
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.step_count += 1
         self.policy_version += 1
+        phases["optimizer_s"] = self._clock() - t2
 
-        # 6./7. entropy controller, checkpoint.
+        # 6./7. entropy controller, checkpoint (timed apart: it is not the step's compute).
         mean_entropy = sums["entropy"] / loss_tokens
         self.entropy.update(mean_entropy)
-        ckpt = None
+        metrics = self._metrics(StepStatus.OK, t0, batch, plans, phases, lr=lr, coef=coef, grad_norm=grad_norm,
+                                recomputed=recomputed, sums=sums, drift_tokens=drift_tokens)
         if cfg.checkpoint_dir is not None and self.step_count % cfg.checkpoint_every == 0:
+            t3 = time.perf_counter()
             ckpt = str(self.save_checkpoint(cfg.checkpoint_dir))
-        return self._metrics(StepStatus.OK, t0, batch, plans, lr=lr, coef=coef, grad_norm=grad_norm,
-                             recomputed=recomputed, sums=sums, drift_tokens=drift_tokens, checkpoint=ckpt)
+            metrics = replace(metrics, checkpoint=ckpt, checkpoint_s=time.perf_counter() - t3)
+        return metrics
 
-    def _metrics(self, status: StepStatus, t0: float, batch: TrainBatch, plans: list[list[int]], *, lr: float,
-                 coef: float, grad_norm: float = float("nan"), recomputed: int = 0, sums: dict | None = None,
-                 drift_tokens: int = 0, checkpoint: str | None = None) -> StepMetrics:
+    def _clock(self) -> float:
+        """Host time after the device's queued work is done (CUDA runs asynchronously)."""
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
+        return time.perf_counter()
+
+    def _metrics(self, status: StepStatus, t0: float, batch: TrainBatch, plans: list[list[int]], phases: dict,
+                 *, lr: float, coef: float, grad_norm: float = float("nan"), recomputed: int = 0,
+                 sums: dict | None = None, drift_tokens: int = 0) -> StepMetrics:
+        dt = self._clock() - t0
+        if self.device.type == "cuda":
             peak = int(torch.cuda.max_memory_allocated(self.device))
         else:
             peak = int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # Linux reports KiB
-        dt = time.perf_counter() - t0
         n = max(batch.loss_tokens, 1)
         s = sums or {}
         nan = float("nan")
@@ -435,8 +454,7 @@ class Learner:
             logprob_drift=s["drift"] / drift_tokens if s and drift_tokens else nan, drift_tokens=drift_tokens,
             recomputed_samples=recomputed, grad_norm=grad_norm, lr=lr, samples=len(batch.samples),
             tokens=batch.tokens, loss_tokens=batch.loss_tokens, micro_batches=len(plans),
-            tokens_per_s=batch.tokens / dt if dt > 0 else nan, step_time_s=dt, peak_memory_bytes=peak,
-            checkpoint=checkpoint)
+            tokens_per_s=batch.tokens / dt if dt > 0 else nan, step_time_s=dt, peak_memory_bytes=peak, **phases)
 
     # ---- checkpoints ---------------------------------------------------------------------------
 
