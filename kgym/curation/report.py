@@ -43,8 +43,18 @@ class FunnelReport:
     def seconds_per_verification(self) -> float | None:
         return self.verify_wall_s / self.verified if self.verified else None
 
+    def figures(self) -> dict[str, int]:
+        """This run's counts under the figures file's names (`verified_on_h100` is "verified" here:
+        the run's own device is `device`), for a side-by-side with `STUDY`."""
+        c, lab = self.counts, self.labels
+        return {"source_answers": c[Stage.SOURCE_ANSWERS], "source_modules": c[Stage.SOURCE_MODULES],
+                "normalized_decontaminated_capped": c[Stage.CAPPED], "verified": c[Stage.VERIFIED],
+                "kept": c[Stage.KEPT], "gym_rows": c[Stage.GYM_ROWS], "rows": c[Stage.ROWS],
+                "faster_than_torch_compile": lab[Label.FASTER_THAN_COMPILE]}
+
     def to_dict(self) -> dict:
         d = asdict(self)
+        d["funnel"] = self.figures()
         d["seconds_per_verification"] = self.seconds_per_verification
         d["study"] = STUDY
         return d

@@ -3,6 +3,8 @@ the dataset reads as an HF chat dataset, the report renders as a table and a plo
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import synthetic
 
@@ -67,6 +69,7 @@ def test_report_table_json_and_plot(curated):
     console.print(table(curated.result.report))
     text = console.export_text()
     assert "verified" in text and "1,379" in text and "failed:correctness" in text
-    assert curated.result.report_json.is_file()
+    saved = json.loads(curated.result.report_json.read_text())
+    assert saved["funnel"]["normalized_decontaminated_capped"] == 5 and saved["study"]["kept"] == 1352
     png = curated.result.plot.read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
