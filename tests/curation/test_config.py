@@ -91,3 +91,18 @@ def test_decontamination_against_levels_1_and_2():
     for row in synthetic.rows(False):
         if row["uuid"] in ("good-1", "hybrid", "wrong", "long"):
             assert not check.nearest(row["python_code"]).contaminated, row["uuid"]
+
+
+def test_parquet_and_jsonl_sources_read_alike(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kgym.curation.rows import read_source
+
+    rows = synthetic.rows(False)
+    jsonl = synthetic.write(tmp_path / "kb.jsonl", False)
+    parquet = tmp_path / "kb.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), parquet)
+    a, b = read_source(str(jsonl)), read_source(str(parquet))
+    assert [(s.uuid, s.module_key, s.answer_key) for s in a] == [(s.uuid, s.module_key, s.answer_key) for s in b]
+    assert sum(s.answer_key is None for s in a) == 1  # the no-answer row
