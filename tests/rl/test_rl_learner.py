@@ -8,30 +8,12 @@ import dataclasses
 import pytest
 import torch
 
-from kgym.rl import CispoConfig, EntropyBonusConfig, Sample, TrainBatch
+from kgym.rl import CispoConfig, EntropyBonusConfig, TrainBatch
 
 pytest.importorskip("peft")
 from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus, latest_checkpoint  # noqa: E402
 
-
-def make_batch(seed: int, n: int = 4, with_tool_tokens: bool = True) -> TrainBatch:
-    g = torch.Generator().manual_seed(seed)
-    samples = []
-    for i in range(n):
-        p, c = 4 + (i % 3), 5 + (i % 2) * 3
-        mask = [1] * c
-        if with_tool_tokens:
-            mask[2:4] = [0, 0]  # a tool result in the middle of the completion
-        samples.append(Sample(prompt_ids=torch.randint(3, 1000, (p,), generator=g).tolist(),
-                              completion_ids=torch.randint(3, 1000, (c,), generator=g).tolist(), loss_mask=mask,
-                              group_id=f"task-{seed}", reward=float(i % 2) + 0.1 * i))
-    return TrainBatch(tuple(samples))
-
-
-def with_sampler_logprobs(learner: Learner, batch: TrainBatch, offset: float = 0.0) -> TrainBatch:
-    lps = learner.logprobs(batch)
-    return TrainBatch(tuple(dataclasses.replace(s, sampler_logprobs=tuple((lp - offset).clamp(max=0.0).tolist()))
-                            for s, lp in zip(batch.samples, lps)))
+from tiny import make_batch, with_sampler_logprobs  # noqa: E402
 
 
 def fp32(tiny_dir, **kw) -> LearnerConfig:

@@ -4,12 +4,18 @@ Reuses `examples/trl_grpo_tiny.py`'s builders (a byte-level BPE tokenizer traine
 `PreTrainedTokenizerFast` with TRL's ChatML template; a `Qwen2Config` with vocab = the tokenizer's,
 hidden 128, 2 layers, 4 heads, random weights), so the RL tests and the TRL example share one model.
 `save_tiny(dir)` writes both as a Hugging Face model directory, which is what the learner loads.
+`make_batch` / `with_sampler_logprobs`: small random learner batches (with tool tokens) for the tests.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 from pathlib import Path
+
+import torch
+
+from kgym.rl import Sample, TrainBatch
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "trl_grpo_tiny.py"
 _spec = importlib.util.spec_from_file_location("kgym_trl_grpo_tiny", EXAMPLE)
@@ -37,3 +43,23 @@ def save_tiny(directory: Path) -> tuple[Path, object]:
     model.save_pretrained(directory)
     tok.save_pretrained(directory)
     return directory, tok
+
+
+def make_batch(seed: int, n: int = 4, with_tool_tokens: bool = True) -> TrainBatch:
+    g = torch.Generator().manual_seed(seed)
+    samples = []
+    for i in range(n):
+        p, c = 4 + (i % 3), 5 + (i % 2) * 3
+        mask = [1] * c
+        if with_tool_tokens:
+            mask[2:4] = [0, 0]  # a tool result in the middle of the completion
+        samples.append(Sample(prompt_ids=torch.randint(3, 1000, (p,), generator=g).tolist(),
+                              completion_ids=torch.randint(3, 1000, (c,), generator=g).tolist(), loss_mask=mask,
+                              group_id=f"task-{seed}", reward=float(i % 2) + 0.1 * i))
+    return TrainBatch(tuple(samples))
+
+
+def with_sampler_logprobs(learner, batch: TrainBatch, offset: float = 0.0) -> TrainBatch:
+    lps = learner.logprobs(batch)
+    return TrainBatch(tuple(dataclasses.replace(s, sampler_logprobs=tuple((lp - offset).clamp(max=0.0).tolist()))
+                            for s, lp in zip(batch.samples, lps)))
