@@ -144,7 +144,7 @@ class ComputeGuard(TorchDispatchMode):
                 allowance = as_allowance(self.hybrid)
                 why = allowance.check(name, args, out) if allowance is not None else None
                 if why is None:
-                    return out
+                    return self._track(name, args, kwargs, out)
                 self.record(why)
                 raise IsolationViolation(f"kgym guard: {why}")
             self.record(f"{namespace}::{name} (a second library call; hybrid tasks allow one)")
@@ -175,6 +175,14 @@ class ComputeGuard(TorchDispatchMode):
         prov = self.provenance
         if prov is None:
             return result
+        # Any storage an op returns that none of its arguments held is this forward's allocation
+        # (an allocation op's, a copy's, a library call's result): fresh, named by order in the
+        # launch signature, never by its address.
+        held = {accessors.storage_ptr(t) for t in _plain_tensors(list(args) + list(kwargs.values()))}
+        for t in _plain_tensors(result):
+            ptr = accessors.storage_ptr(t)
+            if ptr not in held:
+                prov.allocated(ptr)
         if name in FRESH_OPS:
             for t in _plain_tensors(result):
                 prov.allocated(accessors.storage_ptr(t))
