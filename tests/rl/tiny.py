@@ -30,7 +30,21 @@ def corpus() -> list[str]:
 
 
 def tiny_tokenizer():
-    return _example.tiny_tokenizer(corpus())
+    """The example's tokenizer; where TRL is absent (the H200 image) the same BPE without TRL's chat
+    template, which the learner never renders."""
+    if importlib.util.find_spec("trl") is not None:
+        return _example.tiny_tokenizer(corpus())
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(corpus(), trainers.BpeTrainer(vocab_size=1024, special_tokens=specials,
+                                                          initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   padding_side="left")
 
 
 def tiny_model(tokenizer):
