@@ -168,7 +168,9 @@ def verdict_from_record(row: Mapping[str, Any]) -> Verdict:
                    hybrid=bool(get("hybrid")), launches=int(get("launches") or 0),
                    device_launches=None if get("device_launches") is None else int(get("device_launches")),
                    library_calls=int(get("library_calls") or 0),
-                   stages_s=json.loads(stages) if stages else {}, notes=list(get("notes") or []),
+                   stages_s=json.loads(stages) if stages else {},
+                   # pandas gives list columns as numpy arrays, whose truth value is ambiguous
+                   notes=[str(n) for n in (get("notes") if get("notes") is not None else [])],
                    verifier_version=str(get("verifier_version")))
 
 

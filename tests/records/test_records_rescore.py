@@ -1,0 +1,40 @@
+"""Re-scoring stored records: a row read back from Parquet gives the reward the live run recorded,
+and, under a second RewardConfig, the reward that config gives the original verdict."""
+
+import pytest
+from records_helpers import task, verdict
+
+from kgym.records import RecordWriter, load, make_record, rescore, verdict_from_record
+from kgym.reward import RewardConfig, reward
+
+KINDS = ("passed", "correctness", "policy", "crash", "error")
+
+
+def _verdicts():
+    out = []
+    for i, kind in enumerate(KINDS):
+        v = verdict(kind, speedup=1.2 + i)
+        v.notes.append(f"note {i}")  # a non-empty list column (numpy arrays once pandas reads them)
+        out.append(v)
+    return out
+
+
+def test_stored_rows_rescore_to_the_recorded_reward_and_under_another_config(tmp_path):
+    live = RewardConfig()
+    other = RewardConfig(baseline="compile", speed_cap=2.0, correctness_weight=0.4, speed_weight=0.6)
+    verdicts = _verdicts()
+    with RecordWriter(tmp_path, run_id="r", job_id="tests") as w:
+        for i, v in enumerate(verdicts):
+            w.write(make_record(task=task(seed=i), candidate_source=f"src {i}", verdict=v, reward_config=live))
+    df = load(tmp_path / "r").sort_values("task_seed")
+    assert len(df) == len(verdicts)
+    for (_, row), v in zip(df.iterrows(), verdicts):
+        assert row["baseline"] == "eager"
+        assert rescore(row, RewardConfig(baseline=row["baseline"])) == pytest.approx(row["reward"], abs=1e-12)
+        assert rescore(row, other) == pytest.approx(reward(v, other), abs=1e-12)
+        back = verdict_from_record(row)
+        assert back.gate == v.gate and back.error == v.error and back.notes == v.notes
+        assert back.fraction_passed == v.fraction_passed
+    # the second config changes what the passing answer earns, so the test can tell the two apart
+    passed = df.iloc[0]
+    assert rescore(passed, other) != pytest.approx(passed["reward"])
