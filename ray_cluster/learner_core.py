@@ -151,6 +151,9 @@ class LearnerConfig:
             raise ValueError(f"max_grad_norm must be > 0, not {self.max_grad_norm}")
         if self.token_budget < 1 or self.checkpoint_every < 1:
             raise ValueError("token_budget and checkpoint_every must be >= 1")
+        if self.sft_adapter is not None and self.lora != LoraSettings():
+            raise ValueError("with sft_adapter the RL adapter continues the SFT adapter and takes its r, alpha "
+                             "and targets from the SFT adapter's config: leave `lora` at its defaults")
 
 
 @dataclass(frozen=True)

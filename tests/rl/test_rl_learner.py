@@ -193,3 +193,14 @@ def test_one_batch_reused_for_two_steps_keeps_the_behaviour_policy_as_old(tiny_d
     assert first.recomputed_samples == 0 and first.ratio_mean == pytest.approx(1.0, abs=1e-6)
     assert abs(second.ratio_mean - 1.0) > 1e-4  # the update between the two steps shows in the ratio
     assert second.logprob_drift > 0
+
+
+def test_config_refuses_lora_settings_that_an_sft_adapter_would_override(tiny_dir):
+    from ray_cluster.learner_core import LoraSettings
+
+    with pytest.raises(ValueError, match="SFT adapter"):
+        fp32(tiny_dir, sft_adapter="/some/adapter", lora=LoraSettings(r=16))
+    with pytest.raises(ValueError):
+        fp32(tiny_dir, lr=1.0)
+    with pytest.raises(ValueError):
+        fp32(tiny_dir, old_logprobs="vllm")
