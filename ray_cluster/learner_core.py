@@ -67,6 +67,7 @@ from kgym.rl import (
     batch_advantages,
     cispo_loss,
     collate,
+    masked_sum,
     plan_micro_batches,
     shape_advantages,
     token_logprobs_and_entropy,
@@ -372,7 +373,7 @@ class Learner:
         phases["prepass_s"] = t1 - t0
         centre = None
         if cfg.shaping.enabled:
-            num = sum(float((o * pb.loss_mask).sum()) for o, pb in zip(olds, padded))
+            num = sum(float(masked_sum(o, pb.loss_mask)) for o, pb in zip(olds, padded))
             centre = num / loss_tokens
 
         # 4. grad pass: every micro-batch's loss is its share of the step's token mean.
@@ -400,7 +401,7 @@ class Learner:
             drift_mask = pb.loss_mask * pb.has_sampler_logprobs.unsqueeze(1).to(pb.loss_mask.dtype)
             n_drift = int(drift_mask.sum())
             if n_drift:
-                sums["drift"] += float(((logp.detach() - pb.sampler_logprobs).abs() * drift_mask).sum())
+                sums["drift"] += float(masked_sum((logp.detach() - pb.sampler_logprobs).abs(), drift_mask))
                 drift_tokens += n_drift
 
         # 5. clip, step; a non-finite loss or gradient leaves the policy untouched.
