@@ -301,10 +301,10 @@ class AuditTripwire:
             raise PermissionError("kgym sandbox: starting a process is not allowed")
 
         self.doors = {id(start_original): start_new_thread, id(fork_original): fork_exec}
-        originals = (start_original, fork_original)
+        ids = {id(start_original), id(fork_original)}
         for module in list(sys.modules.values()):
             try:
-                names = [k for k, v in vars(module).items() if any(v is o for o in originals)]
+                names = [k for k, v in vars(module).items() if id(v) in ids]
             except TypeError:
                 continue
             for k in names:
