@@ -87,3 +87,22 @@ def test_a_declared_tolerance_replaces_the_dtype_tolerance():
     assert not cases.compare(off, r).passed
     assert cases.compare(off, r, tolerance=1e-5).passed
     assert not cases.compare(r * (1 + 3e-4), r.float().double() * 0 + r, tolerance=1e-4).passed
+
+
+def test_only_value_preserving_casts_are_copies():
+    """The cast rule of kgym.verify.library (the guard applies it to every copy in forward)."""
+    from kgym.verify.library import cast_problem, value_preserving
+
+    f16, f32, f64, bf16 = torch.float16, torch.float32, torch.float64, torch.bfloat16
+    for src, dst in [(f16, f32), (bf16, f32), (f32, f64), (torch.int8, f32), (torch.int16, f32),
+                     (torch.int32, f64), (torch.uint8, f16), (torch.bool, f32), (torch.int8, torch.int64)]:
+        assert value_preserving(src, dst), (src, dst)
+    for src, dst in [(f32, torch.int32), (f32, f16), (f32, bf16), (f16, bf16), (f64, f32), (torch.int32, f32),
+                     (torch.int64, torch.int32), (torch.int8, torch.uint8), (f32, torch.bool)]:
+        assert not value_preserving(src, dst), (src, dst)
+    x = torch.randn(4)
+    assert cast_problem("_to_copy", (x,), {"dtype": f64}, x.double()) is None
+    assert "changes values" in cast_problem("_to_copy", (x,), {"dtype": torch.int32}, x.int())
+    assert "changes values" in cast_problem("copy_", (torch.empty(4, dtype=torch.int32), x), {}, None)
+    assert "bit cast" in cast_problem("view", (x, torch.int32), {}, x.view(torch.int32))
+    assert cast_problem("view", (x, f32), {}, x) is None

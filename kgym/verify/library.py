@@ -168,6 +168,8 @@ def cast_problem(op: str, args: tuple, kwargs: dict, result: Any) -> str | None:
         src, dst = _dtype(args[0]) if args else None, _dtype(result)
     elif op in ("copy_", "copy"):
         src, dst = (_dtype(args[1]), _dtype(args[0])) if len(args) > 1 else (None, None)
+    elif op == "fill_" and len(args) > 1 and type(args[1]) is torch.Tensor:  # noqa: E721
+        src, dst = _dtype(args[1]), _dtype(args[0])  # a fill from a tensor casts its one value
     elif op in ("_copy_from", "_copy_from_and_resize"):
         src, dst = (_dtype(args[0]), _dtype(args[1])) if len(args) > 1 else (None, None)
     elif op == "view" and len(args) > 1 and isinstance(args[1], torch.dtype):

@@ -88,6 +88,8 @@ BANNED_ATTRIBUTES = {
     # string evaluators: format fields read attributes ('{0.__class__}'), custom classes by name
     "format", "format_map", "vformat", "Formatter", "classes", "get_type_hints", "get_annotations",
     "ForwardRef", "evaluate_forward_ref", "NamedTuple", "TypedDict", "namedtuple", "make_dataclass",
+    # codecs are looked up, and their modules imported, by name
+    "encode", "decode",
 }
 
 ALLOWED_DUNDERS = {"__init__"}

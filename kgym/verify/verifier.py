@@ -83,6 +83,7 @@ class Verifier:
         self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
+        self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
 
     def _child_device(self) -> str:
         # The child inherits CUDA_VISIBLE_DEVICES (Ray sets it per actor), so the same index names
@@ -242,8 +243,12 @@ class Verifier:
         reference forward on inputs drawn with the public seed (only their shapes matter)."""
         if not cfg.hybrid:
             return False
-        inputs = cases_mod.make_inputs(ref.get_inputs, cfg.seed, lambda x: x, self.device)
-        return record_library_calls(model, inputs).to_wire()
+        key = (ref.sha256, cfg.seed)  # the reference's calls depend on its shapes only: once per task
+        cache = self._allowances
+        if key not in cache:
+            inputs = cases_mod.make_inputs(ref.get_inputs, cfg.seed, lambda x: x, self.device)
+            cache[key] = record_library_calls(model, inputs).to_wire()
+        return cache[key]
 
     def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile
                         ) -> CaseResult | None:
