@@ -126,6 +126,7 @@ class _TopLevel:
         self.problems: list[NameProblem] = []
         self.callables = callables  # names the candidate binds to its own functions, classes, lambdas
         self.own: set[str] = set()  # every name the candidate binds at top level (not imports)
+        self.imported: set[str] = set()  # names bound by top-level imports: the libraries it may call
 
     def flag(self, node: ast.AST, rule: str, message: str) -> None:
         self.problems.append(NameProblem(getattr(node, "lineno", 0), rule, message))
@@ -137,8 +138,11 @@ class _TopLevel:
             self.statement(stmt, bound, outer)
             for name in _binds(stmt):
                 bound.add(name)
-                if top and not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                if top and isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                    self.imported.add(name)
+                elif top:
                     self.own.add(name)
+                    self.imported.discard(name)  # rebound: no longer the library
         return bound
 
     def statement(self, stmt: ast.stmt, bound: set[str], outer: set[str]) -> None:
@@ -198,7 +202,10 @@ class _TopLevel:
         root = _root(call.func)
         if isinstance(root, ast.Constant):
             pass  # a literal's method ('x'.upper()): no candidate code
-        elif not isinstance(root, ast.Name) or root.id in self.own:
+        elif not isinstance(root, ast.Name) or root.id in self.own or not (
+                root.id in self.imported or root.id in ALLOWED_BUILTINS):
+            # Only a library (an import) or a builtin may be called at import: a name bound by a
+            # loop, a comprehension or the candidate may hold the candidate's own code.
             what = f"{root.id!r}" if isinstance(root, ast.Name) else "a computed callee"
             self.flag(call, "top-level-call", f"the module's top-level code calls {what}: the candidate's own "
                       "code may run only when the verifier builds and calls ModelNew, not at import")
