@@ -50,6 +50,23 @@ def test_a_planted_bad_baseline_is_replaced(verifier, relu_reference):
     assert v.passed, (v.gate, v.reason)
     eager = v.timings["eager"]
     assert not eager.cached and eager.median_ms < 100.0, eager
-    assert any("disagreed with a re-measure" in n for n in v.notes), v.notes
+    assert any("was slower than a re-measure" in n for n in v.notes), v.notes
     with open(os.path.join(verifier.cache.dir, key + ".json")) as f:
         assert json.load(f)["median_ms"] == eager.median_ms  # the entry was replaced
+
+
+def test_a_slower_re_measure_never_replaces_a_cached_baseline(verifier, relu_reference):
+    """The candidate's process is alive while the parent re-times the baseline and could slow it down
+    (which would inflate its speedup and, cached, every later one): a planted too-fast entry stands."""
+    ref = load_reference(relu_reference)
+    runs, warmup = verifier.config.timed_runs, verifier.config.warmup_runs
+    nominal = cases.make_inputs(ref.get_inputs, 0, lambda x: x, verifier.device)
+    key = verifier._baseline_key(ref, nominal, "eager", runs, warmup)
+    fast = Timing(1e-6, 0.0, runs, True, "host")
+    verifier.cache.put(key, fast)
+    v = verifier.verify(relu_reference, fixture_source("relu", "good"))
+    assert v.passed, (v.gate, v.reason)
+    assert v.timings["eager"].median_ms == fast.median_ms and v.timings["eager"].cached
+    assert any("the cached one is used" in n for n in v.notes), v.notes
+    assert verifier.cache.get(key).median_ms == fast.median_ms
+    verifier.cache.put(key, Timing(1000.0, 1.0, runs, True, "host"))  # leave a figure the next check replaces

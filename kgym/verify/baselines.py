@@ -8,9 +8,12 @@ one on a machine. Files are written to a temporary name and renamed.
 A cached baseline is validated before it is used: an eager baseline timed while the machine was
 loaded was cached as stable, and the same kernel then scored 0.78 on every later run instead of
 0.50. So every verdict re-times the cached eager baseline briefly (CHECK_RUNS runs) right after the
-candidate was timed, on the same device in the same quiet window; when the two disagree by more
-than AGREE_FACTOR beyond their spreads (`agrees`), the entry is re-measured in full and replaced
-(the torch.compile entry too, since it was measured under the same conditions).
+candidate was timed, on the same device in the same quiet window; when the re-measure is faster by
+more than AGREE_FACTOR beyond the spreads (`agrees`), the entry is re-measured in full and replaced
+(the torch.compile entry too, since it was measured under the same conditions). An entry is only
+ever replaced by a faster figure: load makes timings slower, and so can the candidate's process,
+which is still alive while the parent measures; a cache that only gets faster cannot be poisoned by
+it (a first measurement slowed that way is corrected by the next candidate's check).
 """
 
 from __future__ import annotations
