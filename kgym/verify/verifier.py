@@ -35,10 +35,13 @@ FLAG_SPEEDUP = 10.0
 # on an H200 a spare's CUDA start stretched 7-100 us kernels by tens of microseconds, while a 3 ms
 # kernel timed the same with and without (3.13-3.18 ms).
 QUIET_BELOW_MS = 2.0
-# Timed runs whose outputs the parent verifies against the reference on their own draw. To move the
-# median a candidate must cheat in more than half of the runs; a secret uniform sample of 6 misses all
-# of those with probability below 2**-6.
-CHECKED_RUNS = 6
+# Timed runs whose outputs the parent verifies against the reference on their own draw, in
+# expectation: each run is checked on its own secret coin (probability CHECKED_RUNS / runs), so
+# seeing which runs were checked (the parent's verification takes time a candidate could notice
+# afterwards) says nothing about the next run, as it would for a fixed-size sample. To move the
+# median a candidate must cheat in more than half of the runs; the coins miss all of those with
+# probability about exp(-CHECKED_RUNS / 2) (1.8%).
+CHECKED_RUNS = 8
 
 
 @dataclass(frozen=True)
@@ -338,8 +341,9 @@ class Verifier:
     def _timing_attempt(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup, held, rng
                         ) -> timing.Measurement | None:
         """One timed batch in the child, in lockstep (child.py's `time`): before each run the inputs
-        get a fresh draw; CHECKED_RUNS secret runs are verified against the reference on their own
-        draw. None if a gate failed (a wrong timed output is a hard failure: isolation)."""
+        get a fresh draw; secret runs (CHECKED_RUNS in expectation, each on its own coin) are verified
+        against the reference on their own draw. None if a gate failed (a wrong timed output is a
+        hard failure: isolation)."""
         arena.free(*held)
         held.clear()
         work, handles = [], []
@@ -354,7 +358,8 @@ class Verifier:
         shape, dtype = _output_spec(model, nominal)
         check_buf, check_handle = arena.empty(shape, dtype)
         held.extend([check_buf, *_tensors(work)])
-        checked = set(rng.sample(range(runs), min(CHECKED_RUNS, runs)))
+        p_check = min(1.0, CHECKED_RUNS / runs)
+        checked = {i for i in range(runs) if rng.random() < p_check}
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
         per_run_s = cfg.timeout_s + 3 * per_forward
         t_sent = time.perf_counter()
