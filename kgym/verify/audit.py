@@ -253,7 +253,13 @@ class AuditTripwire:
         frames, or a library it handed the call to) while it is on the stack."""
         tripwire = self
 
+        trusted = (tripwire._triton, tripwire._kgym)
+
         def data_ptr(*args, **kwargs):
+            # Triton's launcher asks for every tensor argument of every launch, timed runs included:
+            # its direct frame is checked first, so that path costs one frame look-up.
+            if _getframe(1).f_code.co_filename.startswith(trusted):
+                return original(*args, **kwargs)
             if tripwire.candidate_on_stack(2):
                 asker = tripwire._first_non_stdlib(2)
                 if not asker.startswith((tripwire._triton, tripwire._kgym)):
