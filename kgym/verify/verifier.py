@@ -289,8 +289,9 @@ class Verifier:
         v.launches = v.launches or launches
         v.library_calls = max(v.library_calls, _int(reply, "library_calls"))
         self._last_signature = _str(reply, "signature")
-        if "device_kernel_counts" in reply:
-            self._last_device_counts = _counts(reply, "device_kernel_counts")
+        # the last verified forward's device kernels, if it was profiled (the first may be autotuning)
+        self._last_device_counts = (_counts(reply, "device_kernel_counts") if "device_kernel_counts" in reply
+                                    else None)
         if launches == 0:
             v.fail("launch", "forward() launched no Triton kernel (a kernel that is defined but never "
                    "launched does not count)")
