@@ -1,0 +1,237 @@
+"""The vLLM engine wrapper: token-id prompts in, completions with the sampler's per-token log-probs
+out, under a policy version's LoRA adapter. vLLM is imported when an engine is built, never at
+import time, so this module loads where vLLM is absent (CI without the `rollout` extra).
+
+    engine = VLLMEngine(EngineConfig(model="path/to/model"))
+    engine.load(adapter)                                  # a PolicyAdapter from adapters.AdapterRegistry
+    outs = engine.generate([prompt_ids, ...], [SamplingConfig(...), ...], [adapter, ...])
+    outs[i][k].token_ids, .logprobs, .text, .finish_reason, .policy_version
+
+What it fixes and why:
+- `logprobs_mode="processed_logprobs"`: the log-probs are of the distribution actually sampled
+  (after temperature), which is what CISPO's importance ratio compares with the learner's.
+  `logprobs=0` asks for the sampled token's log-prob only.
+- `enable_lora` with `max_loras >= 2`: two versions can be in flight during a sync, and with one
+  slot vLLM CPU returned wrong base outputs in a batch mixing LoRA and base requests.
+- Adapters are added under the registry's fresh ids and removed by id when retired; a request for
+  an id this engine has removed is refused (`StaleAdapter`), never served.
+- Sleep/wake (`sleep()`, `wake()`): vLLM's sleep mode frees the GPU's weights/KV memory while the
+  learner steps on the same GPU (colocated mode) and takes it back for the next rollout. It exists
+  on CUDA builds only and needs `EngineConfig(sleep_mode=True)`; elsewhere both return a
+  `SleepOutcome` with `ok=False` and the reason, and nothing is called. Level 1 (weights offloaded
+  to host memory) is the default: level 2 with LoRA has crashed vLLM. Not run here (no CUDA vLLM).
+- Generation is synchronous and not thread-safe: one caller at a time (`batcher.py` is that caller).
+Does not build prompts, parse tool calls or run episodes.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from kgym.rollout.adapters import PolicyAdapter
+from kgym.rollout.sampling import SamplingConfig
+
+
+class FinishReason(StrEnum):
+    STOP = "stop"  # the end-of-turn token or a stop string
+    LENGTH = "length"  # max_tokens reached: the turn was cut off
+    ABORT = "abort"
+
+    @classmethod
+    def of(cls, value: str | None) -> FinishReason:
+        try:
+            return cls(value or "abort")
+        except ValueError:
+            return cls.ABORT
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    model: str  # a Hugging Face model directory (or name already in the local cache)
+    tokenizer: str | None = None  # default: the model's
+    max_model_len: int = 16384  # prompt + completion of one turn; repair episodes grow with turns
+    enable_lora: bool = True
+    max_loras: int = 2  # adapters resident at once: >= staleness window + 1, and >= 2 (see docstring)
+    max_lora_rank: int = 16  # the learner's rank is 8
+    dtype: str = "auto"
+    seed: int = 0
+    tensor_parallel_size: int = 1  # > 1: one engine over several GPUs (the Ray actor gets a placement group)
+    gpu_memory_utilization: float = 0.85  # CUDA only
+    sleep_mode: bool = False  # colocated with the learner on one GPU (CUDA only)
+    enforce_eager: bool = False
+    max_num_seqs: int | None = None  # vLLM's default when None
+    cpu_kv_cache_gib: float | None = None  # CPU build only: VLLM_CPU_KVCACHE_SPACE, when not set already
+    extra: dict[str, Any] = field(default_factory=dict)  # further vllm.LLM keyword arguments
+
+    def __post_init__(self) -> None:
+        if self.enable_lora and self.max_loras < 2:
+            raise ValueError("max_loras must be >= 2 (a LoRA/base mixed batch with one slot gave wrong outputs)")
+
+
+@dataclass(frozen=True)
+class Completion:
+    token_ids: tuple[int, ...]
+    logprobs: tuple[float, ...]  # the sampler's log-prob of each token (temperature applied)
+    text: str
+    finish_reason: FinishReason
+    policy_version: int
+    lora_id: int | None
+
+
+@dataclass(frozen=True)
+class SleepOutcome:
+    ok: bool
+    reason: str = ""
+    seconds: float = 0.0
+
+
+class StaleAdapter(LookupError):
+    """A generation asked for an adapter id this engine has removed."""
+
+
+def _sampled_logprobs(out: Any) -> tuple[float, ...]:
+    if out.logprobs is None:
+        raise RuntimeError("vLLM returned no logprobs although logprobs=0 was requested")
+    return tuple(float(pos[tok].logprob) for tok, pos in zip(out.token_ids, out.logprobs))
+
+
+class VLLMEngine:
+    def __init__(self, config: EngineConfig):
+        if config.cpu_kv_cache_gib is not None:
+            os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(config.cpu_kv_cache_gib))
+        from vllm import LLM  # lazily: kgym.rollout imports without vLLM
+
+        self.config = config
+        kwargs: dict[str, Any] = dict(model=config.model, tokenizer=config.tokenizer,
+                                      max_model_len=config.max_model_len, dtype=config.dtype, seed=config.seed,
+                                      logprobs_mode="processed_logprobs",
+                                      tensor_parallel_size=config.tensor_parallel_size,
+                                      enforce_eager=config.enforce_eager)
+        if config.enable_lora:
+            kwargs.update(enable_lora=True, max_loras=config.max_loras, max_lora_rank=config.max_lora_rank)
+        if config.max_num_seqs is not None:
+            kwargs["max_num_seqs"] = config.max_num_seqs
+        if self.on_cuda:
+            kwargs.update(gpu_memory_utilization=config.gpu_memory_utilization, enable_sleep_mode=config.sleep_mode)
+        kwargs.update(config.extra)
+        t0 = time.perf_counter()
+        self.llm = LLM(**kwargs)
+        self.start_seconds = time.perf_counter() - t0
+        self._loaded: dict[int, PolicyAdapter] = {}
+        self._removed: set[int] = set()
+        self.asleep = False
+        self.generated_tokens = 0
+        self.generate_seconds = 0.0
+
+    @property
+    def on_cuda(self) -> bool:
+        """Whether this vLLM build runs on CUDA (sleep mode exists there only)."""
+        try:
+            from vllm.platforms import current_platform
+
+            return bool(current_platform.is_cuda())
+        except Exception:  # noqa: BLE001 - a platform probe that fails means "not CUDA"
+            return False
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.llm.get_tokenizer()
+
+    # -- adapters ------------------------------------------------------------------------------
+    def _request(self, adapter: PolicyAdapter | None):
+        if adapter is None or adapter.lora_id is None:
+            return None
+        if adapter.lora_id in self._removed:
+            raise StaleAdapter(f"adapter id {adapter.lora_id} (version {adapter.version}) was removed")
+        from vllm.lora.request import LoRARequest
+
+        return LoRARequest(adapter.name, adapter.lora_id, adapter.path)
+
+    def load(self, adapter: PolicyAdapter) -> bool:
+        """Load an adapter ahead of its first request (else vLLM loads it on first use)."""
+        request = self._request(adapter)
+        if request is None:
+            return True
+        ok = bool(self.llm.llm_engine.add_lora(request))
+        if ok:
+            self._loaded[adapter.lora_id] = adapter
+        return ok
+
+    def unload(self, adapter: PolicyAdapter) -> bool:
+        if adapter.lora_id is None:
+            return False
+        self._removed.add(adapter.lora_id)
+        self._loaded.pop(adapter.lora_id, None)
+        return bool(self.llm.llm_engine.remove_lora(adapter.lora_id))
+
+    def loaded_ids(self) -> set[int]:
+        return set(self.llm.llm_engine.list_loras())
+
+    # -- generation ----------------------------------------------------------------------------
+    def sampling_params(self, s: SamplingConfig, n: int = 1, seed: int | None = None):
+        from vllm import SamplingParams
+
+        return SamplingParams(n=n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens,
+                              seed=seed if seed is not None else s.seed, logprobs=0, stop=list(s.stop) or None)
+
+    def generate(self, prompts: Sequence[Sequence[int]], sampling: Sequence[SamplingConfig] | SamplingConfig,
+                 adapters: Sequence[PolicyAdapter | None] | PolicyAdapter | None = None, *, n: int = 1,
+                 seeds: Sequence[int | None] | None = None) -> list[list[Completion]]:
+        """`n` completions for each token-id prompt, in order; one call batches them all."""
+        if self.asleep:
+            raise RuntimeError("the engine is asleep: wake() it first")
+        k = len(prompts)
+        samplings = [sampling] * k if isinstance(sampling, SamplingConfig) else list(sampling)
+        ads = list(adapters) if isinstance(adapters, (list, tuple)) else [adapters] * k
+        seeds = list(seeds) if seeds is not None else [None] * k
+        if not len(samplings) == len(ads) == len(seeds) == k:
+            raise ValueError("one sampling config, adapter and seed per prompt")
+        if k == 0:
+            return []
+        params = [self.sampling_params(s, n, sd) for s, sd in zip(samplings, seeds)]
+        requests = [self._request(a) for a in ads]
+        t0 = time.perf_counter()
+        outs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False,
+                                 lora_request=requests)
+        self.generate_seconds += time.perf_counter() - t0
+        result = []
+        for out, a in zip(outs, ads):
+            version = a.version if a is not None else 0
+            lora_id = a.lora_id if a is not None else None
+            row = [Completion(tuple(o.token_ids), _sampled_logprobs(o), o.text, FinishReason.of(o.finish_reason),
+                              version, lora_id) for o in out.outputs]
+            self.generated_tokens += sum(len(c.token_ids) for c in row)
+            result.append(row)
+        return result
+
+    # -- colocated mode (CUDA only) ------------------------------------------------------------
+    def _no_sleep(self) -> str:
+        if not self.on_cuda:
+            return "sleep mode needs vLLM's CUDA build (this engine is not on CUDA)"
+        if not self.config.sleep_mode:
+            return "the engine was built without sleep_mode=True"
+        return ""
+
+    def sleep(self, level: int = 1) -> SleepOutcome:
+        """Free the GPU memory for the learner (level 1: weights to host memory, KV cache dropped)."""
+        why = self._no_sleep()
+        if why:
+            return SleepOutcome(False, why)
+        t0 = time.perf_counter()
+        self.llm.sleep(level=level)
+        self.asleep = True
+        return SleepOutcome(True, f"level {level}", time.perf_counter() - t0)
+
+    def wake(self) -> SleepOutcome:
+        why = self._no_sleep()
+        if why:
+            return SleepOutcome(False, why)
+        t0 = time.perf_counter()
+        self.llm.wake_up()
+        self.asleep = False
+        return SleepOutcome(True, "awake", time.perf_counter() - t0)
