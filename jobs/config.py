@@ -56,6 +56,12 @@ def section(cls: type, doc: str, **defaults: Any) -> Any:
 
 
 # -- the shared sections -------------------------------------------------------------------------
+def _quiet_modes() -> tuple[str, ...]:
+    from kgym.verify.sandbox import Sandbox  # imports torch: only when a config names a quiet mode
+
+    return tuple(Sandbox.QUIET_MODES)
+
+
 @dataclass(frozen=True)
 class FarmSection:
     """[farm]: the verifier workers and the service that feeds them (`ray_cluster.PoolConfig`)."""
@@ -74,8 +80,7 @@ class FarmSection:
                                 ge=0, le=64)
     quiet_mode: str | None = option(None, "spares warming while a short kernel is timed (kgym.verify.sandbox."
                                     "Sandbox.QUIET_MODES); omit: the sandbox's default (pause)",
-                                    choices=lambda: __import__("kgym.verify.sandbox", fromlist=["Sandbox"])
-                                    .Sandbox.QUIET_MODES)
+                                    choices=_quiet_modes)
     cache_dir: str | None = option(None, "baseline cache on each worker; omit: $KGYM_CACHE_DIR or "
                                    "~/.cache/kgym/baselines")
 
