@@ -14,10 +14,11 @@
 - Raw addresses (`Tensor.data_ptr`, a storage's `data_ptr`) are for Triton: refused when the code
   asking, looked through the standard library, is neither Triton nor kgym while the candidate is on
   the stack (numpy's __array_interface__ reads any tensor's memory from one).
-- String and code evaluation (the `exec` and `compile` events: eval, exec, compile, typing's
-  get_type_hints, inspect's eval_str, dataclasses, namedtuple) from the import of the candidate on:
-  refused unless the first non-stdlib frame asking is Triton's (its interpreter and binder compile
-  code) or the import system is between (a lazy import). A stdlib frame in between launders nothing.
+- String and code evaluation (the `exec` event: eval, exec, typing's get_type_hints, inspect's
+  eval_str, dataclasses, namedtuple) from the import of the candidate on: refused unless the first
+  non-stdlib frame asking is Triton's (its interpreter and binder run generated code) or the import
+  system is between (a lazy import). A stdlib frame in between launders nothing. Compiling alone
+  (`compile`) runs nothing and passes.
 Every violation is written at once to the append-only channel the parent reads (`report`), so a
 candidate that catches the error, or later reaches this object, cannot take it back.
 """
@@ -171,10 +172,15 @@ class AuditTripwire:
         return None
 
     def _evaluation(self, event: str, args: tuple) -> str | None:
-        """exec/compile after the candidate's import began: Triton and the import system only. Walks
-        out from the frame that raised the event through stdlib frames (typing, inspect, dataclasses
-        and the like evaluate on a caller's behalf) to the first one that is not: it must be Triton's.
-        kgym's own frames are not exempt: a finalizer the candidate left runs inside them."""
+        """exec (eval, exec, get_type_hints, ...) after the candidate's import began: Triton and the
+        import system only. Walks out from the frame that raised the event through stdlib frames
+        (typing, inspect, dataclasses and the like evaluate on a caller's behalf) to the first one
+        that is not: it must be Triton's. kgym's own frames are not exempt: a finalizer the candidate
+        left runs inside them. `compile` alone is inert (typing's Optional["T"] compiles its
+        string without running it): a code object runs only through an exec event, which is judged
+        here whatever file the code claims, or through function/code construction, refused above."""
+        if event == "compile":
+            return None
         frame = _getframe(3)  # the frame that raised the event (_evaluation <- _denied <- _hook)
         while frame is not None and self._is_stdlib(frame.f_code.co_filename):
             if frame.f_code.co_filename.startswith("<frozen importlib"):
