@@ -20,8 +20,8 @@ any verified answer (w_c = 0.5 > 0.4 + 0.05). A reward is never negative.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from kgym.contract import Baseline, Gate, Verdict
 

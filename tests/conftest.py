@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from kgym.verify import Verifier, VerifyConfig
+
 USER_CACHE = Path(os.path.expanduser("~")) / ".cache" / "kgym"
 TEST_CACHE = os.environ.get("KGYM_TEST_CACHE") or tempfile.mkdtemp(prefix="kgym-test-cache-")
 os.environ["KGYM_CACHE_DIR"] = TEST_CACHE
@@ -37,8 +39,6 @@ def pytest_sessionfinish(session, exitstatus):
         names = sorted({path for path, _ in changed})
         print(f"\nERROR: the test run wrote under {USER_CACHE}: {', '.join(names[:10])}", file=sys.stderr)
         session.exitstatus = 1
-
-from kgym.verify import Verifier, VerifyConfig
 
 sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from paths import fixture_source  # noqa: E402 - tests import fixture helpers from `paths`, not conftest

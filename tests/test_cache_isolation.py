@@ -7,12 +7,13 @@ import os
 from pathlib import Path
 
 from conftest import TEST_CACHE, USER_CACHE, user_cache_snapshot
-from paths import fixture_source
 
 from kgym.contract import Timing
 from kgym.verify import cases
 from kgym.verify.baselines import BaselineCache, agrees, default_cache_dir
 from kgym.verify.reference import load_reference
+
+from paths import fixture_source
 
 
 def test_the_session_cache_is_a_temporary_directory():

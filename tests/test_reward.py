@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from kgym.reward import RewardConfig, group_rewards, loose_credit, reward, speed_score
 from kgym.contract import CaseResult, Timing, Verdict
+from kgym.reward import RewardConfig, group_rewards, loose_credit, reward, speed_score
 
 
 def verdict(passed_cases=5, loose_cases=5, gate=None, se=1.0, sc=1.0, flagged=False):

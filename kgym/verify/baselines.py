@@ -26,9 +26,8 @@ from typing import Any
 
 import torch
 
-from kgym.verify import timing
 from kgym.contract import Timing
-
+from kgym.verify import timing
 
 AGREE_FACTOR = 1.5  # a cached median within [1/1.5, 1.5] x a fresh one (beyond the spreads) stands
 CHECK_RUNS = 20  # at most this many runs re-time a cached baseline (and at least 3)

@@ -65,7 +65,7 @@ class LibraryAllowance:
         return {"max_flops": dict(self.max_flops)}
 
     @classmethod
-    def from_wire(cls, d: Any) -> "LibraryAllowance | None":
+    def from_wire(cls, d: Any) -> LibraryAllowance | None:
         """The child's side; False/None (not hybrid) -> None. A bare True (an older parent) allows the
         kinds with no size bound."""
         if d is True:
