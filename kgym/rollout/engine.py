@@ -11,8 +11,10 @@ What it fixes and why:
 - `logprobs_mode="processed_logprobs"`: the log-probs are of the distribution actually sampled
   (after temperature), which is what CISPO's importance ratio compares with the learner's.
   `logprobs=0` asks for the sampled token's log-prob only.
-- `enable_lora` with `max_loras >= 2`: two versions can be in flight during a sync, and with one
-  slot vLLM CPU returned wrong base outputs in a batch mixing LoRA and base requests.
+- `enable_lora` with `max_loras >= 2`: two versions are in flight during a sync. Base-model and
+  LoRA requests are sent as two engine calls, never one: on vLLM CPU 0.32 a batch mixing them gave
+  the base request wrong (LoRA-altered) tokens with max_loras=2 as well as 1 (tests/rollout checks
+  a mixed call against the base alone).
 - Adapters are added under the registry's fresh ids and removed by id when retired; a request for
   an id this engine has removed is refused (`StaleAdapter`), never served.
 - Sleep/wake (`sleep()`, `wake()`): vLLM's sleep mode frees the GPU's weights/KV memory while the
@@ -195,9 +197,18 @@ class VLLMEngine:
             return []
         params = [self.sampling_params(s, n, sd) for s, sd in zip(samplings, seeds)]
         requests = [self._request(a) for a in ads]
+        # Base and LoRA requests never share an engine call: on vLLM CPU 0.32 a mixed batch gave the
+        # base request LoRA-altered tokens even with max_loras=2 (two LoRAs in one batch were right).
+        parts = [[i for i, r in enumerate(requests) if r is None], [i for i, r in enumerate(requests) if r is not None]]
+        outs: list[Any] = [None] * k
         t0 = time.perf_counter()
-        outs = self.llm.generate([{"prompt_token_ids": list(p)} for p in prompts], params, use_tqdm=False,
-                                 lora_request=requests)
+        for part in parts:
+            if part:
+                got = self.llm.generate([{"prompt_token_ids": list(prompts[i])} for i in part],
+                                        [params[i] for i in part], use_tqdm=False,
+                                        lora_request=[requests[i] for i in part])
+                for i, o in zip(part, got):
+                    outs[i] = o
         self.generate_seconds += time.perf_counter() - t0
         result = []
         for out, a in zip(outs, ads):
