@@ -14,19 +14,48 @@ probe, `service.py` the `FarmService` actor (placement, backpressure, retries, r
 exactly-once by evaluation id, rows to the sink), `pool.py` its driver-side client with the batch
 `run`, `evaluator.py` the episodes' `Evaluator` over it, `pool_config.py` their settings,
 `task_actor.py` the curriculum actor, `sink.py` the records + metrics actor, `session.py`
-connecting to Ray, `configs/` a cluster-launcher YAML and a KubeRay RayCluster manifest.
+connecting to Ray, `learner_core.py` the `Learner` (no Ray) and `learner.py` its `LearnerActor`,
+`configs/` a cluster-launcher YAML and a KubeRay RayCluster manifest.
+
+Names are imported on first use (PEP 562), so `import ray_cluster.learner_core` (the learner's plain
+class, which a GPU benchmark runs on a machine without Ray) does not import Ray through this package.
 """
 
-from kgym.contract import EvalRequest, EvalResult, WorkerReply
-from ray_cluster.evaluator import FarmEvaluator
-from ray_cluster.pool import VerifierPool
-from ray_cluster.pool_config import PoolConfig, PoolStats, cluster_plan
-from ray_cluster.service import FarmService, give_up_result
-from ray_cluster.session import RaySettings, connect
-from ray_cluster.sink import RecordSink, SinkConfig, SinkSummary
-from ray_cluster.task_actor import TaskActor
-from ray_cluster.worker import VerifierWorker, WorkerConfig, WorkerHealth
+from __future__ import annotations
 
-__all__ = ["EvalRequest", "EvalResult", "FarmEvaluator", "FarmService", "PoolConfig", "PoolStats", "RaySettings",
-           "RecordSink", "SinkConfig", "SinkSummary", "TaskActor", "VerifierPool", "VerifierWorker", "WorkerConfig",
-           "WorkerHealth", "WorkerReply", "cluster_plan", "connect", "give_up_result"]
+import importlib
+from typing import Any
+
+# exported name -> the module that defines it
+_EXPORTS = {
+    "EvalRequest": "kgym.contract", "EvalResult": "kgym.contract", "WorkerReply": "kgym.contract",
+    "FarmEvaluator": "ray_cluster.evaluator",
+    "VerifierPool": "ray_cluster.pool",
+    "PoolConfig": "ray_cluster.pool_config", "PoolStats": "ray_cluster.pool_config",
+    "cluster_plan": "ray_cluster.pool_config",
+    "FarmService": "ray_cluster.service", "give_up_result": "ray_cluster.service",
+    "RaySettings": "ray_cluster.session", "connect": "ray_cluster.session",
+    "RecordSink": "ray_cluster.sink", "SinkConfig": "ray_cluster.sink", "SinkSummary": "ray_cluster.sink",
+    "TaskActor": "ray_cluster.task_actor",
+    "VerifierWorker": "ray_cluster.worker", "WorkerConfig": "ray_cluster.worker", "WorkerHealth": "ray_cluster.worker",
+    "LearnerActor": "ray_cluster.learner",
+    "Learner": "ray_cluster.learner_core", "LearnerConfig": "ray_cluster.learner_core",
+    "LoraSettings": "ray_cluster.learner_core", "StepMetrics": "ray_cluster.learner_core",
+    "StepStatus": "ray_cluster.learner_core", "OldLogprobs": "ray_cluster.learner_core",
+    "latest_checkpoint": "ray_cluster.learner_core",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ray_cluster' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next access skips this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
