@@ -39,6 +39,16 @@ class ScriptedEngine:
         self.tokenizer = tokenizer
         self.script = script
         self.calls: list[int] = []  # batch size of each generate call
+        self.loaded: set[int] = set()
+
+    def load(self, adapter) -> bool:
+        if adapter.lora_id is not None:
+            self.loaded.add(adapter.lora_id)
+        return True
+
+    def unload(self, adapter) -> bool:
+        self.loaded.discard(adapter.lora_id)
+        return True
 
     def generate(self, prompts, sampling, adapters, *, n=1, seeds=None):
         self.calls.append(len(prompts))
