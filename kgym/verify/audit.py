@@ -312,16 +312,16 @@ class AuditTripwire:
             tripwire.violation(f"_posixsubprocess.fork_exec {str(argv)[:120]}")
             raise PermissionError("kgym sandbox: starting a process is not allowed")
 
-        self.doors = {id(start_original): start_new_thread, id(fork_original): fork_exec}
-        ids = {id(start_original), id(fork_original)}
+        # `is`, not id(): id() raises an audit event per call (50k of them here, 0.1 s under the hook)
         for module in list(sys.modules.values()):
             try:
-                names = [k for k, v in vars(module).items() if id(v) in ids]
+                found = [(k, v) for k, v in vars(module).items() if v is start_original or v is fork_original]
             except TypeError:
                 continue
-            for k in names:
-                setattr(module, k, self.doors[id(getattr(module, k))])
-                self.escapes[f"{id(module)}.{k}"] = (module, k, getattr(module, k))
+            for k, v in found:
+                door = start_new_thread if v is start_original else fork_exec
+                setattr(module, k, door)
+                self.escapes[f"{id(module)}.{k}"] = (module, k, door)
 
     def intact(self) -> bool:
         """Are the import guard and the escape tripwires still in place?"""
