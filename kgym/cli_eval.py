@@ -1,6 +1,7 @@
 """`kgym eval ...`: KernelBench prompts out, recorded results scored and compared.
 
     kgym eval prompts --kernelbench DIR --level N --out FILE.jsonl [--ids 1,2] [--samples K --seed S]
+    kgym eval generate --kernelbench DIR --level 1,2 --model PATH --out GEN.jsonl [--adapter DIR] [--samples N]
     kgym eval score RESULTS [--model M] [--sample K] [--json] [--out FILE.json]
     kgym eval compare A B [--model-a M] [--model-b M] [--sample K] [--resamples N] [--seed S] [--json]
     kgym eval run --kernelbench DIR --generations GEN.jsonl ...   (the batch job: jobs/eval.py, needs Ray)
@@ -121,6 +122,40 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_generate(args: argparse.Namespace) -> int:
+    import importlib.util
+    from pathlib import Path
+
+    from kgym.kernelbench import Checkout, KernelBenchError
+
+    if importlib.util.find_spec("vllm") is None:
+        raise _usage("kgym eval generate needs vLLM (pip install -e '.[rollout]'; docs/rollout.md)")
+    try:
+        levels = [int(x) for x in args.level.split(",") if x.strip()]
+    except ValueError:
+        raise _usage(f"--level takes comma-separated integers, got {args.level!r}") from None
+    from kgym.rollout.adapters import AdapterRegistry
+    from kgym.rollout.engine import EngineConfig, VLLMEngine
+    from kgym.rollout.generate import default_sampling, generate_answers
+
+    sampling = default_sampling(args.samples, args.temperature, args.max_tokens, args.seed, args.thinking)
+    registry = AdapterRegistry(base_adapter=args.adapter) if args.adapter else AdapterRegistry()
+    engine = VLLMEngine(EngineConfig(model=args.model, max_model_len=args.max_model_len,
+                                     enable_lora=args.adapter is not None, enforce_eager=args.enforce_eager))
+    name = args.name or Path(args.adapter or args.model).name
+    try:
+        summary = generate_answers(engine, Checkout(args.kernelbench), levels, args.out, model_name=name,
+                                   sampling=sampling, samples=args.samples, ids=_ids(args.ids),
+                                   adapter=registry.latest)
+    except KernelBenchError as e:
+        raise _usage(str(e)) from None
+    print(f"{summary.rows} answers (levels {args.level}, model {name!r}, temperature {sampling.temperature}, "
+          f"max {sampling.max_tokens} tokens; {summary.cut_off} cut off) -> {summary.path}; "
+          f"{summary.tokens} tokens in {summary.seconds:.1f} s ({summary.tokens_per_second:.0f} tokens/s); "
+          f"engine start {engine.start_seconds:.1f} s")
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     try:
         from jobs.eval import main as job_main
@@ -140,6 +175,22 @@ def add_parser(sub) -> None:
     pr.add_argument("--samples", type=int, default=1, help="rows per problem for multi-sample runs (default 1)")
     pr.add_argument("--seed", type=int, default=0, help="first sampling seed when --samples > 1")
     pr.set_defaults(func=cmd_prompts)
+    ge = esub.add_parser("generate", help="answers from a model (vLLM, extra 'rollout') as the JSONL eval run reads")
+    ge.add_argument("--kernelbench", required=True, help="a KernelBench repository checkout")
+    ge.add_argument("--level", required=True, help="levels, comma-separated (1,2)")
+    ge.add_argument("--model", required=True, help="a Hugging Face model directory")
+    ge.add_argument("--adapter", help="a peft LoRA adapter directory (an SFT or RL checkpoint's adapter/)")
+    ge.add_argument("--out", required=True, help="output generations .jsonl")
+    ge.add_argument("--ids", help="only these problem ids (comma-separated)")
+    ge.add_argument("--samples", type=int, default=1, help="answers per problem, seeded seed, seed+1, ...")
+    ge.add_argument("--seed", type=int, default=0)
+    ge.add_argument("--temperature", type=float, help="default 0 (greedy), 1.0 when --samples > 1")
+    ge.add_argument("--max-tokens", type=int, help="new tokens per answer (default 8192, the study's)")
+    ge.add_argument("--thinking", action="store_true", help="thinking on in the chat template (default off)")
+    ge.add_argument("--name", help="the model column of the rows (default: the adapter's or model's folder name)")
+    ge.add_argument("--max-model-len", type=int, default=16384, help="prompt + answer tokens")
+    ge.add_argument("--enforce-eager", action="store_true", help="no compiled graphs (faster start on CPU)")
+    ge.set_defaults(func=cmd_generate)
     sc = esub.add_parser("score", help="fast_p table of recorded results (figures.json's keys)")
     sc.add_argument("results", metavar="RESULTS", help="records path of an eval run")
     sc.add_argument("--model", help="only this model")
