@@ -215,6 +215,10 @@ class Child:
             found.append("the import guard or a tensor tripwire was removed")
         if self.guard is not None and not self.guard.stack_intact():
             found.append("the dispatch guard is no longer the only mode on the stack")
+        if self.guard is not None and self.model is not None and (
+                self.guard.phase != "run" or self.guard.hybrid is not self.hybrid
+                or self.guard.provenance is not self.provenance or self.counter.provenance is not self.provenance):
+            found.append("the dispatch guard's or the launch hook's state was changed")
         if self.threads_at_load and os_thread_count() > self.threads_at_load:
             found.append("the candidate started a thread (the OS counts more threads than at load)")
         for f in found:
