@@ -4,7 +4,6 @@ for those that do (skipped, saying so, where vLLM is not importable)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -14,8 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "rl"))
 
-HAVE_VLLM = importlib.util.find_spec("vllm") is not None
-requires_vllm = pytest.mark.skipif(not HAVE_VLLM, reason="vLLM is not installed (pip install -e '.[rollout]')")
+from rollout_helpers import HAVE_VLLM  # noqa: E402 - the folder is on sys.path from here on
 
 
 @pytest.fixture(scope="session")

@@ -3,11 +3,17 @@ VLLMEngine.generate's signature whose text is a function of the decoded prompt."
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from kgym.rollout.engine import Completion, FinishReason
+
+HAVE_VLLM = importlib.util.find_spec("vllm") is not None
+requires_vllm = pytest.mark.skipif(not HAVE_VLLM, reason="vLLM is not installed (pip install -e '.[rollout]')")
 
 
 def make_adapter(model_dir: Path, out: Path, seed: int, rank: int = 8) -> Path:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import requires_vllm
+from rollout_helpers import requires_vllm
 
 from kgym.kernelbench import Checkout, read_generations, results_from_records, score
 from kgym.kernelbench.plan import make_plan

@@ -8,7 +8,7 @@ import asyncio
 import shutil
 
 import pytest
-from conftest import requires_vllm
+from rollout_helpers import requires_vllm
 
 from kgym.contract import EndReason, Mode
 from kgym.episodes import EpisodeConfig
