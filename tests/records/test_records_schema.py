@@ -3,6 +3,7 @@
 import pyarrow as pa
 import pytest
 
+from kgym.contract import VERIFIER_VERSION
 from kgym.records import SCHEMA, SCHEMA_VERSION, custom_task, evaluation_id, make_record
 from kgym.records.record import Episode
 from kgym.records.schema import COLUMN_NAMES, conform, describe
@@ -16,7 +17,7 @@ def test_evaluation_id_is_deterministic_and_names_task_candidate_seed_and_verifi
     assert base == evaluation_id(dict(reversed(list(task().items()))), "src", 0)  # key order does not matter
     assert len(base) == 32 and int(base, 16) >= 0
     others = {evaluation_id(task(seed=1), "src", 0), evaluation_id(task(), "src2", 0), evaluation_id(task(), "src", 1),
-              evaluation_id(task(), "src", 0, verifier_version="kgym-verify-2"),
+              evaluation_id(task(), "src", 0, verifier_version=VERIFIER_VERSION + "-next"),
               evaluation_id(task(stage="small"), "src", 0), evaluation_id(task(shapes={"x": [3]}), "src", 0)}
     assert base not in others and len(others) == 6
 
