@@ -8,7 +8,8 @@ overlap, and each engine call batches all the live episodes that are ready: sing
 and repair turns alike. Order of events per round: requests queue -> the worker takes all of them
 -> one engine call -> every request's future is resolved -> the next round takes what queued
 meanwhile. A failed engine call fails the futures of that round only (their episodes see the
-exception; the batcher keeps serving). Does not know about episodes or tool calls.
+exception; the batcher keeps serving); a request whose adapter the engine no longer serves (retired
+while it queued) fails alone with `StaleAdapter`. Does not know about episodes or tool calls.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgym.rollout.adapters import PolicyAdapter
-from kgym.rollout.engine import Completion
+from kgym.rollout.engine import Completion, StaleAdapter
 from kgym.rollout.sampling import SamplingConfig
 
 
@@ -80,6 +81,13 @@ class GenerationBatcher:
             batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
             if not self._queue:
                 self._wake.clear()
+            # A request on an adapter retired since it queued fails alone, not the whole round.
+            serves = getattr(self.engine, "serves", None)
+            if serves is not None:
+                for r in [r for r in batch if not serves(r.adapter)]:
+                    r.future.set_exception(StaleAdapter(f"policy version {r.adapter.version} was retired "
+                                                        f"while its request queued"))
+                batch = [r for r in batch if serves(r.adapter)]
             if not batch:
                 continue
             t0 = time.perf_counter()

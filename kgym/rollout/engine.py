@@ -171,6 +171,10 @@ class VLLMEngine:
         self._loaded.pop(adapter.lora_id, None)
         return bool(self.llm.llm_engine.remove_lora(adapter.lora_id))
 
+    def serves(self, adapter: PolicyAdapter | None) -> bool:
+        """False for an adapter whose id this engine removed (a request for it would be refused)."""
+        return adapter is None or adapter.lora_id is None or adapter.lora_id not in self._removed
+
     def loaded_ids(self) -> set[int]:
         return set(self.llm.llm_engine.list_loras())
 

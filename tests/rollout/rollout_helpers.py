@@ -46,6 +46,7 @@ class ScriptedEngine:
         self.script = script
         self.calls: list[int] = []  # batch size of each generate call
         self.loaded: set[int] = set()
+        self.removed: set[int] = set()
 
     def load(self, adapter) -> bool:
         if adapter.lora_id is not None:
@@ -54,7 +55,11 @@ class ScriptedEngine:
 
     def unload(self, adapter) -> bool:
         self.loaded.discard(adapter.lora_id)
+        self.removed.add(adapter.lora_id)
         return True
+
+    def serves(self, adapter) -> bool:
+        return adapter is None or adapter.lora_id not in self.removed
 
     def generate(self, prompts, sampling, adapters, *, n=1, seeds=None):
         self.calls.append(len(prompts))

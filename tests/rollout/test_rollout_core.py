@@ -45,3 +45,25 @@ def test_window_needs_enough_lora_slots():
         RolloutConfig(engine=EngineConfig(model="m", max_loras=2), staleness_window=2)
     with pytest.raises(ValueError, match="max_loras must be >= 2"):
         EngineConfig(model="m", max_loras=1)
+
+
+def test_a_request_on_a_retired_adapter_fails_alone(tiny_tok, adapters):
+    from kgym.rollout.adapters import AdapterRegistry
+    from kgym.rollout.batcher import GenerationBatcher
+    from kgym.rollout.engine import StaleAdapter
+
+    engine = ScriptedEngine(tiny_tok, lambda prompt: "hi")
+    reg = AdapterRegistry(window=1)
+    v1 = reg.publish(1, adapters[0])
+    reg.publish(2, adapters[1])
+    reg.publish(3, adapters[2])
+    for old in reg.retire_stale():
+        engine.unload(old)
+    batcher = GenerationBatcher(engine)
+
+    async def both():
+        return await asyncio.gather(batcher.generate([5, 6], RL_SAMPLING, v1),
+                                    batcher.generate([5, 6], RL_SAMPLING, reg.latest), return_exceptions=True)
+
+    stale, fresh = asyncio.run(both())
+    assert isinstance(stale, StaleAdapter) and fresh.policy_version == 3 and engine.calls == [1]
