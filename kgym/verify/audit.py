@@ -184,7 +184,13 @@ class AuditTripwire:
         frame = _getframe(3)  # the frame that raised the event (_evaluation <- _denied <- _hook)
         while frame is not None and self._is_stdlib(frame.f_code.co_filename):
             if frame.f_code.co_filename.startswith("<frozen importlib"):
-                return None  # a module being imported (the candidate's own import included)
+                # A module being imported (the candidate's own import included), unless it is a file
+                # the candidate wrote into its private dir: that would be its code under another name.
+                code = args[0] if args else None
+                where = os.path.realpath(getattr(code, "co_filename", "") or "")
+                if where.startswith(self.writable_dir) and where != self.candidate_file:
+                    return f"exec of {os.path.basename(where)} (a module the candidate wrote, imported)"
+                return None
             frame = frame.f_back
         if frame is not None and frame.f_code.co_filename.startswith(self._triton):
             return None
