@@ -257,7 +257,7 @@ class AuditTripwire:
             original = getattr(owner, "data_ptr", None)
             if original is not None:
                 wrapped = self._address_wrapper(f"{owner.__name__}.data_ptr", original)
-                setattr(owner, "data_ptr", wrapped)
+                owner.data_ptr = wrapped
                 self.escapes[f"{id(owner)}.data_ptr"] = (owner, "data_ptr", wrapped)
 
     def _address_wrapper(self, label: str, original: Any) -> Any:
