@@ -182,8 +182,14 @@ class VLLMEngine:
     def sampling_params(self, s: SamplingConfig, n: int = 1, seed: int | None = None):
         from vllm import SamplingParams
 
+        structured = None
+        if s.choice is not None:
+            from vllm.sampling_params import StructuredOutputsParams
+
+            structured = StructuredOutputsParams(choice=list(s.choice))
         return SamplingParams(n=n, temperature=s.temperature, top_p=s.top_p, max_tokens=s.max_tokens,
-                              seed=seed if seed is not None else s.seed, logprobs=0, stop=list(s.stop) or None)
+                              seed=seed if seed is not None else s.seed, logprobs=0, stop=list(s.stop) or None,
+                              structured_outputs=structured)
 
     def generate(self, prompts: Sequence[Sequence[int]], sampling: Sequence[SamplingConfig] | SamplingConfig,
                  adapters: Sequence[PolicyAdapter | None] | PolicyAdapter | None = None, *, n: int = 1,

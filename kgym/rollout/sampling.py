@@ -31,6 +31,9 @@ class SamplingConfig:
     seed: int | None = None  # per-request seed; a group's sample k uses seed + k
     thinking: bool = False  # passed to the chat template as enable_thinking
     stop: tuple[str, ...] = ()  # extra stop strings (the template's end-of-turn token is the EOS)
+    # Constrain the text to one of these strings (vLLM structured outputs): scripted turns in tests and
+    # demos that still go through the engine's real tokens and log-probs. None in RL and evaluation.
+    choice: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.temperature < 0 or not 0 < self.top_p <= 1 or self.max_tokens < 1 or self.group_size < 1:

@@ -149,3 +149,45 @@ def test_throughput(engine, tiny_tok, capsys):
         print(f"\n[rollout figures] engine start {engine.start_seconds:.1f} s; {tokens} tokens in {dt:.2f} s "
               f"= {tokens / dt:.0f} tokens/s (16 sequences, tiny model, CPU)")
     assert tokens > 0
+
+
+def test_a_scripted_repair_episode_through_the_engine_and_the_verifier(engine, tiny_tok, verifier):
+    """The engine's own tokens and log-probs, its text forced (structured outputs) to a tool call that
+    submits relu's known-wrong kernel and then to finalize its id; the real CPU verifier judges it."""
+    from rollout_helpers import tool_call_text
+
+    from kgym.contract import EvalRequest
+    from kgym.episodes import CachedEvaluator, KernelEnv, LocalEvaluator, TurnSample, flatten_episode
+    from kgym.episodes.flatten import FlattenKind
+    from kgym.rollout.prompts import ChatPrompter
+    from kgym.rollout.toolcalls import parse_tool_calls
+    from kgym.tasks.prompts import TOOLS
+
+    task = make("relu-v1", seed=1, size="tiny")
+    eid = EvalRequest.for_task(task, task.wrong).evaluation_id
+    script = [tool_call_text("submit_kernel", code=task.wrong), tool_call_text("finalize", evaluation_id=eid)]
+    local = LocalEvaluator(verifier)
+    prompter = ChatPrompter(tiny_tok, TOOLS)
+
+    async def episode():
+        env = KernelEnv(CachedEvaluator(local), EpisodeConfig(max_turns=3))
+        p = prompter.first(await env.reset(task, Mode.REPAIR, group_id="g", sample_index=0)).ids
+        for turn, text in enumerate(script, 1):
+            (row,) = engine.generate([p], SamplingConfig(temperature=1.0, max_tokens=2048, choice=(text,)))
+            c = row[0]
+            assert c.text == text and len(c.logprobs) == len(c.token_ids)
+            step = await env.step(parse_tool_calls(c.text, f"call_{turn}").message,
+                                  sample=TurnSample(p, c.token_ids, c.logprobs, policy_version=c.policy_version))
+            if env.done:
+                return env.result(), step
+            through = env.messages[:len(env.messages) - len(step.observation)]
+            assert step.observation[0]["content"].startswith(f"evaluation_id: {eid}")
+            p = prompter.next(p, c.token_ids, through, step.observation).ids
+
+    try:
+        result, last = asyncio.run(episode())
+    finally:
+        local.close()
+    assert result.end_reason is EndReason.FINALIZED and result.final_evaluation_id == eid
+    assert 0 < result.reward < 1 and result.evaluations[0].verdict.gate == "correctness"
+    assert flatten_episode(result).kind is FlattenKind.ONE_SAMPLE
