@@ -18,8 +18,9 @@ Relative paths are taken from the input file's folder. Files: `.jsonl` (one JSON
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from kgym.contract import EvalRequest
 

@@ -2,8 +2,9 @@
 
 import pytest
 
-from paths import fixture_source
 from kgym.reward import reward
+
+from paths import fixture_source
 
 OPS = ["relu", "softmax", "layernorm", "matmul"]
 

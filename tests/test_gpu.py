@@ -4,9 +4,10 @@ timing and its gate, side streams, illegal addresses, hangs and OOM inside a ker
 import pytest
 import torch
 
-from paths import fixture_source
 from kgym.reward import reward
 from kgym.verify import Verifier, VerifyConfig
+
+from paths import fixture_source
 
 pytestmark = pytest.mark.gpu
 
@@ -167,7 +168,7 @@ def test_hybrid_on_gpu(gpu_verifier):
 def test_big_relu_times_stably_and_baselines_are_cached(gpu_verifier):
     v = gpu_verifier.verify(BIG_RELU, GOOD, measure_compile=True)
     assert v.passed, (v.gate, v.reason)
-    cand, eager, comp = v.timings["candidate"], v.timings["eager"], v.timings["compile"]
+    cand, comp = v.timings["candidate"], v.timings["compile"]
     assert cand.stable and cand.runs == 100
     assert 0.3 < v.speedup_eager < 3.0, v.speedup_eager  # a bandwidth-bound kernel is near eager
     assert comp is not None and v.speedup_compile is not None

@@ -12,9 +12,9 @@
 """
 
 import pytest
-
 from test_gpu import BIG_RELU, GOOD, HEADER, _passes_but_for_micro_timing
 from test_runtime_honest import HONEST
+
 from kgym.verify import Verifier, VerifyConfig
 
 pytestmark = pytest.mark.gpu

@@ -140,6 +140,7 @@ def test_timing_waits_for_quiet_spares_only_for_short_tasks(tmp_path):
 
     from kgym.verify import Verifier, VerifyConfig
     from kgym.verify.verifier import QUIET_BELOW_MS
+
     from paths import fixture_source
 
     calls = []

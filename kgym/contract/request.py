@@ -9,8 +9,9 @@ picklable data. Does not verify, schedule, score or record anything.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from kgym.contract.ids import evaluation_id
 from kgym.contract.names import Outcome
@@ -48,7 +49,7 @@ class EvalRequest:
 
     @classmethod
     def for_task(cls, task: Any, candidate: str, label: str = "", episode: Episode | None = None,
-                 **overrides: Any) -> "EvalRequest":
+                 **overrides: Any) -> EvalRequest:
         """A request for a `kgym.tasks.Task`: its reference, its hybrid allowance and its seed."""
         opts = dict(task.verify_options())
         seed = int(opts.pop("seed"))

@@ -77,7 +77,7 @@ class Verdict:
         """kgym failed, or the candidate failed a hard gate: nothing of it may be scored."""
         return self.error is not None or (self.gate is not None and Gate(self.gate).is_hard)
 
-    def fail(self, gate: Gate | str, reason: str) -> "Verdict":
+    def fail(self, gate: Gate | str, reason: str) -> Verdict:
         """Record the first failing gate (later failures only add to the reason)."""
         if gate not in FAILURE_KINDS:
             raise ValueError(f"unknown gate {gate!r}: one of {', '.join(FAILURE_KINDS)}")
@@ -99,7 +99,7 @@ class Verdict:
         return json.dumps(self.to_dict(), **kw)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Verdict":
+    def from_dict(cls, d: dict[str, Any]) -> Verdict:
         """The inverse of `to_dict`. Keys of no field are refused (a different schema is a bug)."""
         d = dict(d)
         d.pop("cases_passed", None)

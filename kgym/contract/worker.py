@@ -19,7 +19,7 @@ class WorkerInfo:
     triton_version: str | None = None
 
     @classmethod
-    def here(cls, device: str = "cpu", worker_id: str | None = None) -> "WorkerInfo":
+    def here(cls, device: str = "cpu", worker_id: str | None = None) -> WorkerInfo:
         """This process: hostname, versions, and the GPU's name when `device` is a CUDA device."""
         import torch
 

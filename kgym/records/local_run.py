@@ -11,13 +11,14 @@ everything a candidate does into a verdict; a kgym failure is a row with outcome
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from kgym.contract import EvalRequest, WorkerInfo
 from kgym.records.record import make_record
-from kgym.reward import RewardConfig
 from kgym.records.writer import RecordWriter
+from kgym.reward import RewardConfig
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ def verify_items(items: Sequence[EvalRequest], verifier: Any, *, writer: RecordW
         started = time.time()
         verdict = verifier.verify(item.reference, item.candidate, seed=seed, **dict(item.overrides))
         row = make_record(task=item.task, candidate_source=item.candidate, verdict=verdict, worker=worker,
-                          reward_config=reward_config, episode=item.episode, seed=seed, started_at=started, finished_at=time.time())
+                          reward_config=reward_config, episode=item.episode, seed=seed, started_at=started,
+                          finished_at=time.time())
         if writer is not None:
             writer.write(row)
         if metrics is not None:

@@ -2,7 +2,8 @@
 
 Covers finding the visible parts under a path or URI (a part file, a partition, a run, or a root
 holding several runs; any pyarrow filesystem, see `layout.locate`), bringing parts of older schema
-versions to the current one (missing columns read as null), and resolving duplicate evaluation ids: the at-least-once farm may deliver one evaluation
+versions to the current one (missing columns read as null), and resolving duplicate evaluation ids:
+the at-least-once farm may deliver one evaluation
 more than once. The row kept is the first one that is not a kgym error (a failure of kgym is
 retried and never stands for the kernel's verdict when a real verdict exists), earliest
 `recorded_at` first, then file order. Does not summarise (`replay.py`) or rewrite files

@@ -13,11 +13,24 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from kgym.contract import (CaseResult, Episode, EvalResult, Gate, Outcome, Timing, Verdict, WorkerInfo,
-                           canonical_json, evaluation_id, source_hash)
-from kgym.reward import RewardConfig, reward as reward_of
+from kgym.contract import (
+    CaseResult,
+    Episode,
+    EvalResult,
+    Gate,
+    Outcome,
+    Timing,
+    Verdict,
+    WorkerInfo,
+    canonical_json,
+    evaluation_id,
+    source_hash,
+)
+from kgym.reward import RewardConfig
+from kgym.reward import reward as reward_of
 
 # Keys of a task spec (TaskSpec.to_dict()) that get columns of their own; only task_id and family are
 # required. Every key, these and any other (distribution, source, spec_version, ...), is part of the
@@ -38,8 +51,8 @@ def _timestamp(t: dt.datetime | float | None) -> dt.datetime | None:
     if t is None:
         return None
     if isinstance(t, (int, float)):
-        return dt.datetime.fromtimestamp(t, tz=dt.timezone.utc)
-    return t if t.tzinfo else t.replace(tzinfo=dt.timezone.utc)
+        return dt.datetime.fromtimestamp(t, tz=dt.UTC)
+    return t if t.tzinfo else t.replace(tzinfo=dt.UTC)
 
 
 def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verdict,

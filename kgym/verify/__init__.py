@@ -7,8 +7,8 @@ See `verifier.py` for the order of the gates, `child.py` for the candidate's pro
 `sandbox.py` for how it is started and killed.
 """
 
-from kgym.verify.reference import Reference, ReferenceError, load_reference
 from kgym.contract import GATES, CaseResult, Timing, Verdict
+from kgym.verify.reference import Reference, ReferenceError, load_reference
 from kgym.verify.verifier import Verifier, VerifyConfig, verify
 
 __all__ = ["GATES", "CaseResult", "Reference", "ReferenceError", "Timing", "Verdict", "Verifier",

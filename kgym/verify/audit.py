@@ -29,10 +29,10 @@ import builtins
 import os
 import sys
 import sysconfig
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
-
 
 _getframe = sys._getframe
 

@@ -20,7 +20,8 @@ storage than the one the verified runs passed.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 
@@ -101,9 +102,9 @@ class LaunchCounter:
         from triton.runtime.interpreter import InterpretedFunction
         from triton.runtime.jit import JITFunction
 
+        counter = self
         for cls in (JITFunction, InterpretedFunction):
             original = cls.run
-            counter = self
 
             def run(self, *args, _original=original, **kwargs):
                 if not kwargs.get("warmup", False):

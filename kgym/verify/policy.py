@@ -283,7 +283,8 @@ class _Checker(ast.NodeVisitor):
         to a function, it escapes the chain check above (F = torch.nn.functional; F.np)."""
         if not chain or chain[0] not in self.module_paths or isinstance(getattr(node, "_parent", None), ast.Attribute):
             return
-        if isinstance(getattr(node, "ctx", None), ast.Load) and _resolves_to_module(self.module_paths[chain[0]], chain[1:]):
+        if isinstance(getattr(node, "ctx", None), ast.Load) \
+                and _resolves_to_module(self.module_paths[chain[0]], chain[1:]):
             bad = _resolve_chain(self.module_paths[chain[0]], chain[1:])
             if bad:  # say the worse thing: the module itself is off limits
                 self.flag(node, "module", f"{'.'.join(chain)} reaches {_reaches(bad)}, which is not allowed")

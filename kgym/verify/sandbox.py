@@ -323,7 +323,7 @@ class Sandbox:
         while self._ready:
             self._ready.popleft().kill()
 
-    def __enter__(self) -> "Sandbox":
+    def __enter__(self) -> Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:

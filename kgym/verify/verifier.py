@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from kgym.contract import CaseResult, Timing, Verdict
 from kgym.verify import cases as cases_mod
 from kgym.verify import timing
 from kgym.verify.baselines import BaselineCache, agrees, check_runs, measure_model
@@ -28,7 +29,6 @@ from kgym.verify.precision import exact_fp32
 from kgym.verify.reference import Reference, load_reference
 from kgym.verify.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.shared import SharedArena
-from kgym.contract import CaseResult, Timing, Verdict
 
 FLAG_SPEEDUP = 10.0
 # Tasks whose eager time is below this are timed with no spare starting on the GPU (Sandbox.quiet):
@@ -53,7 +53,8 @@ class VerifyConfig:
     warmup_runs: int | None = None  # default: 5 on CUDA, 1 on CPU
     guarded_fraction: float = 0.2  # unused since every timed run is guarded (kept for old configs)
     max_remeasure: int = 2  # extra timing attempts while the variation is above the threshold
-    measure_compile: bool | None = None  # default: on CUDA always, on CPU never (the interpreter's figure means nothing)
+    # default: on CUDA always, on CPU never (the interpreter's figure means nothing)
+    measure_compile: bool | None = None
     timeout_s: float = 120.0  # per request to the candidate's process (load, one forward)
     memory_limit_gb: float | None = None  # default: 32 GB on CUDA, 8 GB on CPU
     static_policy: bool = True  # gate 1; switched off only to test the runtime tripwires alone
@@ -96,7 +97,7 @@ class Verifier:
     def close(self) -> None:
         self.sandbox.close()
 
-    def __enter__(self) -> "Verifier":
+    def __enter__(self) -> Verifier:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -422,8 +423,9 @@ class Verifier:
             raise ChildFailure("crash", "the candidate's process returned malformed timings")
         if sum(m.wall_ms) > elapsed_ms:
             # timer tampering and hidden work are tripwires: hard (isolation), not the soft timing gate
-            v.fail("isolation", f"timing tripwire: the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request as the parent "
-                   f"clocked it ({elapsed_ms:.1f} ms): the timer was tampered with")
+            v.fail("isolation", f"timing tripwire: the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request "
+                   "as the parent clocked it "
+                   f"({elapsed_ms:.1f} ms): the timer was tampered with")
             return None
         if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
             v.fail("isolation", "timing tripwire: event times exceed the host wall clock: the timer was tampered with")
@@ -433,7 +435,8 @@ class Verifier:
             raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
         hidden = m.hidden_ms - calib.hidden_ms
         if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
-            v.fail("isolation", f"timing tripwire: work outside the timed stream: the host wall clock exceeds the CUDA events "
+            v.fail("isolation", "timing tripwire: work outside the timed stream: the host wall clock exceeds the "
+                   "CUDA events "
                    f"by {hidden:.3f} ms per run (side stream or thread?)")
             return None
         return m

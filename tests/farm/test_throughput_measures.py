@@ -16,7 +16,7 @@ import farm_throughput  # noqa: E402
 
 
 def _result(worker: str | None, start_s: float, end_s: float):
-    t0 = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc)
+    t0 = dt.datetime(2026, 11, 30, tzinfo=dt.UTC)
     return SimpleNamespace(worker_id=worker, started_at=(t0 + dt.timedelta(seconds=start_s)).timestamp(),
                            finished_at=(t0 + dt.timedelta(seconds=end_s)).timestamp())
 
@@ -69,7 +69,7 @@ def test_pause_is_the_default_quiet_mode_everywhere_a_farm_is_configured():
 
 
 def test_time_shares_split_each_workers_window_into_busy_between_before_and_after():
-    t0 = dt.datetime(2026, 11, 30, tzinfo=dt.timezone.utc).timestamp()
+    t0 = dt.datetime(2026, 11, 30, tzinfo=dt.UTC).timestamp()
     # w0: idle 1 s, busy 1-3 and 4-8, idle 3-4 between; w1: busy 0-6, then the tail 6-10; w2 got nothing.
     results = [_result("w0", 1.0, 3.0), _result("w0", 4.0, 8.0), _result("w1", 0.0, 6.0)]
     shares = farm_throughput.time_shares(results, 3, t0, t0 + 10.0)
@@ -80,6 +80,7 @@ def test_time_shares_split_each_workers_window_into_busy_between_before_and_afte
 
 def test_the_realistic_mix_covers_every_family_with_good_wrong_and_crashing_answers():
     import farm_mix
+
     from jobs.demo_report import Expectation
     from kgym.tasks import operations
 

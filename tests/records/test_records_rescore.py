@@ -2,10 +2,11 @@
 and, under a second RewardConfig, the reward that config gives the original verdict."""
 
 import pytest
-from records_helpers import task, verdict
 
 from kgym.records import RecordWriter, load, make_record, rescore, verdict_from_record
 from kgym.reward import RewardConfig, reward
+
+from records_helpers import task, verdict
 
 KINDS = ("passed", "correctness", "policy", "crash", "error")
 

@@ -11,10 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
-from records_helpers import REPO, task, verdict
 
 from kgym.records import RecordWriter, compact, load, make_record, read_table
 from kgym.records.layout import part_files
+
+from records_helpers import REPO, task, verdict
 
 
 def rows(n: int, families=("relu", "softmax"), kind="passed"):
@@ -97,7 +98,7 @@ def test_duplicate_evaluation_ids_are_resolved_on_read(tmp_path: Path):
 
 
 def test_compaction_merges_parts_keeps_rows_and_resolves_duplicates(tmp_path: Path):
-    for i in range(3):
+    for _ in range(3):
         with RecordWriter(tmp_path, run_id="r", job_id="j", flush_rows=2) as w:
             for r in rows(5):
                 w.write(r)
