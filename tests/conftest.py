@@ -10,25 +10,17 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 import torch
 
-from kgym.verify import Verifier, VerifyConfig
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+from cache_dirs import TEST_CACHE, USER_CACHE, user_cache_snapshot  # noqa: E402
 
-USER_CACHE = Path(os.path.expanduser("~")) / ".cache" / "kgym"
-TEST_CACHE = os.environ.get("KGYM_TEST_CACHE") or tempfile.mkdtemp(prefix="kgym-test-cache-")
-os.environ["KGYM_CACHE_DIR"] = TEST_CACHE
+os.environ["KGYM_CACHE_DIR"] = TEST_CACHE  # before anything builds a Verifier
 
-
-def user_cache_snapshot() -> dict[str, tuple[int, int]]:
-    """Every file under ~/.cache/kgym with its size and mtime (empty when there is none)."""
-    if not USER_CACHE.is_dir():
-        return {}
-    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in USER_CACHE.rglob("*") if p.is_file()}
-
+from kgym.verify import Verifier, VerifyConfig  # noqa: E402
 
 _USER_CACHE_AT_START = user_cache_snapshot()
 
@@ -40,7 +32,6 @@ def pytest_sessionfinish(session, exitstatus):
         print(f"\nERROR: the test run wrote under {USER_CACHE}: {', '.join(names[:10])}", file=sys.stderr)
         session.exitstatus = 1
 
-sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
 from paths import fixture_source  # noqa: E402 - tests import fixture helpers from `paths`, not conftest
 
 

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import TEST_CACHE, USER_CACHE, user_cache_snapshot
+from cache_dirs import TEST_CACHE, USER_CACHE, user_cache_snapshot
 
 from kgym.contract import Timing
 from kgym.verify import cases
