@@ -18,6 +18,8 @@ def test_actor_steps_and_checkpoints(tiny_dir, tmp_path):
     from ray_cluster.learner import LearnerActor
     from ray_cluster.learner_core import LearnerConfig, StepStatus
 
+    if ray.is_initialized():  # an earlier test's Ray (a full run leaves one up): this test needs its own GPU
+        ray.shutdown()
     try:
         ray.init(address="local", num_cpus=1, num_gpus=1, object_store_memory=100 * 2**20, include_dashboard=False,
                  log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
