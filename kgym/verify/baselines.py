@@ -14,6 +14,14 @@ more than AGREE_FACTOR beyond the spreads (`agrees`), the entry is re-measured i
 ever replaced by a faster figure: load makes timings slower, and so can the candidate's process,
 which is still alive while the parent measures; a cache that only gets faster cannot be poisoned by
 it (a first measurement slowed that way is corrected by the next candidate's check).
+
+Off the candidate's path (docs/farm.md, "Baselines off the candidate's path"): `measure_baseline` is
+the one function that times a baseline in full, whether a candidate's verification needs it now, a
+worker prefetches it for a task about to be handed out, or a deferred torch.compile figure is
+measured after the verdict (`Verifier.prefetch`). Each full measurement is described by a
+`Measured` value, which the farm stores in the run's baselines table. Does not decide when a
+baseline is measured (the verifier and the worker do) or validate one (the verifier does, beside
+the candidate, whatever measured it).
 """
 
 from __future__ import annotations
@@ -22,6 +30,9 @@ import hashlib
 import json
 import os
 import tempfile
+import time
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import torch
@@ -29,6 +40,7 @@ import torch
 from kgym.contract import Timing
 from kgym.verify import timing
 
+KINDS = ("eager", "compile")
 AGREE_FACTOR = 1.5  # a cached median within [1/1.5, 1.5] x a fresh one (beyond the spreads) stands
 CHECK_RUNS = 20  # at most this many runs re-time a cached baseline (and at least 3)
 
@@ -111,3 +123,39 @@ def measure_model(model: torch.nn.Module, bases: list[Any], device: torch.device
         if m.stable:
             break
     return Timing(best.median_ms, best.spread_ms, runs, best.stable, best.clock)
+
+
+class Source(StrEnum):
+    """Why a baseline was measured in full: on a candidate's path (its verification found no usable
+    cached entry), prefetched for a task about to be handed out, or deferred past the verdict (a
+    torch.compile figure the reward does not need)."""
+
+    CANDIDATE = "candidate"
+    PREFETCH = "prefetch"
+    DEFERRED = "deferred"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One full baseline measurement: what, where (`device_name`) and how long it took."""
+
+    kind: str  # eager | compile
+    timing: Timing
+    key: str  # the BaselineCache key it was stored under
+    device_name: str
+    seconds: float  # wall time of the measurement (compile included for torch.compile)
+    measured_at: float  # POSIX seconds
+
+
+def measure_baseline(kind: str, model: torch.nn.Module, nominal: list[Any], device: torch.device, *, runs: int,
+                     warmup: int, max_remeasure: int) -> tuple[Timing, float]:
+    """A baseline of `kind` timed in full on the nominal inputs, and the seconds it took. The
+    candidate's path and the prefetcher both call this, so a prefetched figure is the one the
+    candidate's own verification would have measured (same model, inputs, device and protocol)."""
+    if kind not in KINDS:
+        raise ValueError(f"baseline kind {kind!r}: use one of {', '.join(KINDS)}")
+    t0 = time.perf_counter()
+    fn = model if kind == "eager" else torch.compile(model, mode="max-autotune")
+    t = measure_model(fn, nominal, device, runs=runs, warmup=max(warmup, 3 if kind == "compile" else 1),
+                      scale_seed=0, max_remeasure=max_remeasure)
+    return t, time.perf_counter() - t0

@@ -4,6 +4,12 @@ A `Verifier` is long-lived (a Ray worker holds one per GPU): it owns the sandbox
 spares, the baseline cache and the secret the hidden cases are drawn from. `verify()` never raises
 for anything the candidate does: a hostile candidate gets a verdict; only a failure of kgym itself
 sets `Verdict.error`.
+
+Baselines (gate 5's eager and torch.compile figures) are read from the cache and validated beside
+the candidate; one that is missing is measured on the candidate's path, unless `prefetch` measured
+it ahead (the farm's workers do, for tasks about to be handed out) or it is the torch.compile
+figure of a verdict whose reward does not need it (`VerifyConfig.defer_compile`: the verdict is
+given without it, and the worker measures it later, off the candidate's path).
 """
 
 from __future__ import annotations
@@ -21,7 +27,16 @@ import torch
 from kgym.contract import CaseResult, Timing, Verdict
 from kgym.verify import cases as cases_mod
 from kgym.verify import timing
-from kgym.verify.baselines import BaselineCache, agrees, check_runs, measure_model
+from kgym.verify.baselines import (
+    KINDS,
+    BaselineCache,
+    Measured,
+    agrees,
+    check_runs,
+    device_name,
+    measure_baseline,
+    measure_model,
+)
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.library import record_library_calls
 from kgym.verify.policy import check_source
@@ -42,6 +57,9 @@ QUIET_BELOW_MS = 2.0
 # median a candidate must cheat in more than half of the runs; the coins miss all of those with
 # probability about exp(-CHECKED_RUNS / 2) (1.8%).
 CHECKED_RUNS = 8
+DEFERRED_NOTE = ("torch.compile baseline deferred: none is cached for this task, shape and GPU, and the reward's "
+                 "baseline is eager, so the verdict does not wait for it (the farm measures it after the verdict "
+                 "and its figure joins the records)")
 
 
 @dataclass(frozen=True)
@@ -60,6 +78,10 @@ class VerifyConfig:
     static_policy: bool = True  # gate 1; switched off only to test the runtime tripwires alone
     profile_forwards: bool = True  # run the correctness forwards under the profiler as well
     tolerance: float | None = None  # the task's declared strict tolerance (None: by output dtype, cases.py)
+    # Where the reward's baseline is eager: a torch.compile baseline that is not cached is left out of
+    # the verdict (speedup_compile None, a note says so) instead of being measured on the candidate's
+    # path; the farm's worker measures it after the verdict. Leave False for compile or joint rewards.
+    defer_compile: bool = False
 
     def resolved_device(self) -> torch.device:
         if self.device == "auto":
@@ -128,15 +150,8 @@ class Verifier:
         else:
             source = candidate
         device = self.device
-        runs = cfg.timed_runs or (100 if device.type == "cuda" else 10)
-        warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if device.type == "cuda" else 1)
-        mem_gb = cfg.memory_limit_gb or (32.0 if device.type == "cuda" else 8.0)
-
-        # KernelBench's convention, which the child follows too: seed, build on the CPU, then move.
-        torch.manual_seed(cfg.seed)
-        init_inputs = ref.get_init_inputs()
-        torch.manual_seed(cfg.seed)
-        model = ref.Model(*init_inputs).to(device)
+        runs, warmup, mem_gb = self._protocol(cfg)
+        init_inputs, model = self._build_model(ref, cfg)
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -156,6 +171,28 @@ class Verifier:
             del model
             if device.type == "cuda":
                 torch.cuda.empty_cache()
+
+    def _protocol(self, cfg: VerifyConfig) -> tuple[int, int, float]:
+        """(timed runs, warm-up runs, memory limit in GB) of a verification under `cfg` on this device."""
+        cuda = self.device.type == "cuda"
+        runs = cfg.timed_runs or (100 if cuda else 10)
+        warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if cuda else 1)
+        return runs, warmup, cfg.memory_limit_gb or (32.0 if cuda else 8.0)
+
+    def _build_model(self, ref: Reference, cfg: VerifyConfig) -> tuple[list[Any], torch.nn.Module]:
+        """The reference's init inputs and model, built as KernelBench does (and the child too): seed,
+        build on the CPU, then move to the device."""
+        torch.manual_seed(cfg.seed)
+        init_inputs = ref.get_init_inputs()
+        torch.manual_seed(cfg.seed)
+        return init_inputs, ref.Model(*init_inputs).to(self.device)
+
+    def _case_inputs(self, ref: Reference, cfg: VerifyConfig, name: str, transform: Any = None) -> list[Any]:
+        """The inputs of hidden case `name`, drawn from the secret on the device (nominal: the inputs
+        the baselines are timed on)."""
+        transform = transform or dict(cases_mod.CASES)[name]
+        return cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name), transform,
+                                     self.device)
 
     def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: Verdict) -> dict[str, Any] | None:
         """One request to the child. None when a tripwire fired (the verdict then says which)."""
@@ -196,8 +233,7 @@ class Verifier:
         t = time.perf_counter()
         nominal: list[Any] | None = None
         for k, (name, transform) in enumerate(cases_mod.CASES):
-            seed = cases_mod.case_seed(self.secret, cfg.seed, name)
-            inputs = cases_mod.make_inputs(ref.get_inputs, seed, transform, device)
+            inputs = self._case_inputs(ref, cfg, name, transform)
             if name == "nominal":
                 nominal = inputs
             reference_first = k % 2 == 1  # both orders: nominal, x0.01, abs candidate first
@@ -485,14 +521,25 @@ class Verifier:
         protocol = {"runs": runs, "warmup": warmup, "l2": timing.L2_FLUSH_BYTES, "v": 1}
         return self.cache.key(ref.sha256, nominal, self.device, kind, protocol)
 
-    def _baselines(self, ref, model, nominal, cfg, v, runs, warmup, cached: dict[str, Timing | None]) -> None:
-        device = self.device
+    def _wanted_kinds(self, cfg: VerifyConfig) -> list[str]:
         want_compile = cfg.measure_compile
         if want_compile is None:
-            want_compile = device.type == "cuda"
-        kinds = ["eager"] + (["compile"] if want_compile else [])
+            want_compile = self.device.type == "cuda"
+        return ["eager"] + (["compile"] if want_compile else [])
+
+    def _keep(self, key: str, old: Timing | None, fresh: Timing) -> Timing:
+        """The figure a full measurement leaves in the cache: only ever a faster one (the candidate's
+        process, or load, can slow a measurement, not speed it up)."""
+        if old is not None and old.median_ms <= fresh.median_ms:
+            return old
+        self.cache.put(key, fresh)
+        return fresh
+
+    def _baselines(self, ref, model, nominal, cfg, v, runs, warmup, cached: dict[str, Timing | None]) -> None:
+        device = self.device
         stale = False  # the cached eager baseline was slower than a re-measure beside the candidate
-        for kind in kinds:
+        measured_s = 0.0  # seconds of full baseline measurements on this candidate's path
+        for kind in self._wanted_kinds(cfg):
             key = self._baseline_key(ref, nominal, kind, runs, warmup)
             t = cached.get(kind) or self.cache.get(key)
             old = t
@@ -510,17 +557,66 @@ class Verifier:
                                    f"the cached eager baseline ({t.median_ms:.4g} ms): the cached one is used")
             elif t is not None and stale:
                 t = None  # measured under the same conditions as the stale eager entry
+            if t is None and kind == "compile" and cfg.defer_compile:
+                v.notes.append(DEFERRED_NOTE)  # the worker measures it after the verdict (`prefetch`)
+                continue
             if t is None:
-                fn = model if kind == "eager" else torch.compile(model, mode="max-autotune")
-                t = measure_model(fn, nominal, device, runs=runs, warmup=max(warmup, 3 if kind == "compile" else 1),
-                                  scale_seed=0, max_remeasure=cfg.max_remeasure)
-                if old is not None and old.median_ms <= t.median_ms:
-                    t = old  # only ever replaced by a faster figure: the candidate can slow it, not speed it
-                else:
-                    self.cache.put(key, t)
+                fresh, seconds = measure_baseline(kind, model, nominal, device, runs=runs, warmup=warmup,
+                                                  max_remeasure=cfg.max_remeasure)
+                measured_s += seconds
+                t = self._keep(key, old, fresh)
             v.timings[kind] = t
+        v.stages_s["baselines_measured"] = measured_s
         if "compile" not in v.timings:
             v.timings["compile"] = None
+
+    # ------------------------------------------------------------------------------------------
+    def prefetch(self, reference: str | Reference, *, kinds: tuple[str, ...] = KINDS, remeasure: bool = False,
+                 **overrides: Any) -> list[Measured]:
+        """Measure now the baselines that verifying a candidate of `reference` under `overrides`
+        (`seed` among them: the public seed, which fixes the shapes) would use, so that its
+        verification finds them cached. The same inputs (the nominal case, drawn from this
+        verifier's secret), model, device, protocol and cache key as the candidate's path, through
+        the same `measure_baseline`; a prefetched entry is validated beside each candidate like any
+        other. Kinds the verification would not use (compile on the CPU by default) are skipped, and
+        so are cached ones unless `remeasure` (a deferred torch.compile figure: the verdict may have
+        distrusted the cached one); a re-measure replaces an entry only when it is faster.
+        Returns the full measurements made. Raises for a reference that cannot be loaded or built,
+        or an unknown override (a bad request, not a candidate's verdict)."""
+        unknown = [k for k in kinds if k not in KINDS]
+        if unknown:
+            raise ValueError(f"unknown baseline kind(s) {unknown}: use {', '.join(KINDS)}")
+        cfg = replace(self.config, **overrides) if overrides else self.config
+        ref = reference if isinstance(reference, Reference) else load_reference(reference)
+        runs, warmup, _ = self._protocol(cfg)
+        want = [k for k in self._wanted_kinds(cfg) if k in kinds]
+        if not want:
+            return []
+        _, model = self._build_model(ref, cfg)
+        nominal = self._case_inputs(ref, cfg, "nominal")
+        out: list[Measured] = []
+        try:
+            todo = []
+            for kind in want:
+                key = self._baseline_key(ref, nominal, kind, runs, warmup)
+                old = self.cache.get(key)
+                if old is None or remeasure:
+                    todo.append((kind, key, old))
+            eager = self.cache.get(self._baseline_key(ref, nominal, "eager", runs, warmup))
+            # Timed as the candidate's path times baselines: no spare starting on the GPU meanwhile
+            # for microsecond tasks (Sandbox.quiet), for the same reason.
+            quiet = bool(todo) and (eager is None or eager.median_ms < QUIET_BELOW_MS)
+            with self.sandbox.quiet() if quiet else contextlib.nullcontext():
+                for kind, key, old in todo:
+                    fresh, seconds = measure_baseline(kind, model, nominal, self.device, runs=runs, warmup=warmup,
+                                                      max_remeasure=cfg.max_remeasure)
+                    self._keep(key, old, fresh)
+                    out.append(Measured(kind, fresh, key, device_name(self.device), seconds, time.time()))
+        finally:
+            del model, nominal
+            if self.device.type == "cuda":
+                torch.cuda.empty_cache()
+        return out
 
 
 def _malformed(key: str) -> ChildFailure:
