@@ -14,7 +14,6 @@ from typing import Any
 import ray
 
 from kgym.tasks.curriculum import Curriculum, CurriculumConfig
-from kgym.tasks.registry import make
 from kgym.tasks.task import Task
 
 
@@ -43,9 +42,12 @@ class TaskActor:
         out = []
         for _ in range(n):
             tid = self.rng.choice(ops)
-            out.append(make(tid, self.rng.getrandbits(31), size=self.curriculum.config.size,
-                            stage=self.curriculum.current_stage(tid)))
+            out.append(self.curriculum.make(tid, self.rng.getrandbits(31), self.curriculum.current_stage(tid)))
         return out
+
+    def set_floor_full(self, share: float) -> None:
+        """The share of draws that are the unassisted full-size task (the RL job's stage schedule)."""
+        self.curriculum.set_floor_full(share)
 
     def record(self, task_id: str, stage: str, solved: bool) -> bool:
         """One attempt's outcome for the ladder; True when it promoted the operation."""

@@ -5,12 +5,16 @@ then full. It is promoted when its solve rate on a rung (over the last `window` 
 `min_attempts` of them) reaches `promote_at`. Whatever the ladder says, a `floor_full` share of all
 draws is the unassisted full-size task: the study's lesson 6.3 is that assisted variants open the
 training signal on hard families but do not transfer to the benchmark unless the last stage is the
-real, full, unassisted task. The state is plain data (`state_dict`), so a Ray actor can checkpoint it.
+real, full, unassisted task. `set_floor_full` changes that share between draws (the RL job weights
+it up in its final stage). `hybrid_families` (lesson 8.2) makes every task of those families allow
+one cuBLAS/cuDNN call at every stage (answer mode hybrid: the prompt says so and the verifier allows
+it). The state is plain data (`state_dict`), so a Ray actor can checkpoint it.
 Does not verify or record anything: the caller reports outcomes with `record`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import deque
 from dataclasses import dataclass, field
@@ -39,6 +43,7 @@ class CurriculumConfig:
     min_attempts: int = 8  # attempts on a rung before it can promote
     size: str = "full"  # size knob of the tasks made (tiny for CPU runs)
     exclude: tuple[str, ...] = ()  # task ids never drawn (e.g. rejected by decontamination)
+    hybrid_families: tuple[str, ...] = ()  # families whose tasks allow one library call at every stage
 
     def __post_init__(self) -> None:
         unknown = set(self.family_weights) - set(FAMILIES)
@@ -54,6 +59,8 @@ class CurriculumConfig:
             raise TaskError("need window >= 1 and 1 <= min_attempts <= window")
         if self.size not in SIZES:
             raise TaskError(f"unknown size {self.size!r}; sizes: {', '.join(SIZES)}")
+        if set(self.hybrid_families) - set(FAMILIES):
+            raise TaskError(f"unknown families in hybrid_families: {sorted(set(self.hybrid_families) - set(FAMILIES))}")
 
 
 @dataclass(frozen=True)
@@ -80,13 +87,20 @@ class Curriculum:
         self.family_w = [weights[f] for f in self.families]
         self.rung = {tid: 0 for tid in self.ops}
         self.history: dict[tuple[str, str], deque[bool]] = {}
+        self.floor_full = config.floor_full
+
+    def set_floor_full(self, share: float) -> None:
+        """The share of draws that are the unassisted full-size task, from the next draw on."""
+        if not 0.0 <= share <= 1.0:
+            raise TaskError(f"floor_full must be in [0, 1], not {share}")
+        self.floor_full = share
 
     # -- sampling ---------------------------------------------------------------------------------
     def draw(self) -> Draw:
         family = self.rng.choices(self.families, self.family_w)[0]
         tid = self.rng.choice([t for t, op in self.ops.items() if op.family == family])
         seed = self.rng.getrandbits(63)
-        if self.rng.random() < self.config.floor_full:
+        if self.rng.random() < self.floor_full:
             return Draw(tid, "full", seed, floor=True)
         rungs = ladder(self.ops[tid].stages)[: self.rung[tid] + 1]
         w = [self.config.stage_weights.get(s, 1.0) * (self.config.current_boost if i == len(rungs) - 1 else 1.0)
@@ -97,7 +111,14 @@ class Curriculum:
 
     def sample(self) -> tuple[Draw, Task]:
         d = self.draw()
-        return d, make(d.task_id, d.seed, size=self.config.size, stage=d.stage)
+        return d, self.make(d.task_id, d.seed, d.stage)
+
+    def make(self, task_id: str, seed: int, stage: str) -> Task:
+        """The task of a draw, with the hybrid allowance of its family."""
+        task = make(task_id, seed, size=self.config.size, stage=stage)
+        if task.spec.family in self.config.hybrid_families and not task.hybrid:
+            task = dataclasses.replace(task, spec=dataclasses.replace(task.spec, answer_mode="hybrid"))
+        return task
 
     # -- the ladder -------------------------------------------------------------------------------
     def record(self, task_id: str, stage: str, solved: bool) -> bool:

@@ -8,6 +8,7 @@ byte-identical sources on any machine. Does not sample a curriculum (`curriculum
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import importlib
 import random
@@ -89,6 +90,8 @@ def make(task_id: str, seed: int, *, size: str = "full", stage: str = "full",
 def make_from_spec(spec: TaskSpec) -> Task:
     """Rebuild a task from a recorded spec (its shapes are taken as recorded)."""
     task = make(spec.task_id, spec.seed, size=spec.size, stage=spec.stage, shapes=spec.shapes, source=spec.source)
+    if spec.answer_mode == "hybrid" and not task.hybrid:  # a job's hybrid allowance (RL's hybrid families, curation)
+        task = dataclasses.replace(task, spec=dataclasses.replace(task.spec, answer_mode="hybrid"))
     if task.spec != spec:
         raise TaskError(f"spec of {spec.task_id} does not rebuild identically (recorded by another kgym version?)")
     return task
