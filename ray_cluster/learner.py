@@ -50,6 +50,10 @@ class LearnerActor:
             raise ValueError("no checkpoint_dir configured and no root given")
         return str(self._learner.save_checkpoint(target))
 
+    def save_adapter(self, root: str) -> str:
+        """Write only the current version's adapter under `root` (for the sampler); returns its directory."""
+        return str(self._learner.save_adapter(root))
+
     def adapter_dir(self, checkpoint: str) -> str:
         """The directory to give vLLM (`LoRARequest(name, id, path)`) or peft for a checkpoint."""
         return str(Path(checkpoint) / "adapter")

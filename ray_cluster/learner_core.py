@@ -501,6 +501,20 @@ class Learner:
             os.rename(tmp, final)
         return final
 
+    def save_adapter(self, root: str | Path) -> Path:
+        """Only the current version's adapter (for the sampler, between checkpoints), written to
+        `root/v-NNNNNN/` through a temp dir renamed into place; returns that directory."""
+        root = Path(root)
+        root.mkdir(parents=True, exist_ok=True)
+        final = root / f"v-{self.policy_version:06d}"
+        tmp = root / f".tmp-{final.name}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.model.save_pretrained(str(tmp), selected_adapters=[ADAPTER], safe_serialization=True)
+        if final.exists():  # the same version written again by a resumed run: replace it whole
+            shutil.rmtree(final)
+        os.rename(tmp, final)
+        return final
+
     def resume(self, checkpoint: str | Path) -> None:
         """Restore adapter weights, optimizer, scheduler, RNG states, step and version from a checkpoint."""
         from peft import set_peft_model_state_dict
