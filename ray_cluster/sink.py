@@ -6,7 +6,9 @@ what the run already holds on disk (so a resumed or retried job never adds a sec
 id), updating `kgym.metrics.Metrics` from each row, serving them over HTTP (`start_exporter`) and
 advertising the exporter in a Prometheus file_sd target file. A row with outcome "error" (kgym's
 failure) never shadows a verdict: it is written only while the id has no row yet, and a later verdict
-for that id is still written (the reader prefers it). Does not run verifications (`pool.py`).
+for that id is still written (the reader prefers it). Baseline rows the workers measured off the
+candidates' path (`write_baselines`) go to the run's baselines table (`kgym.records.baselines`).
+Does not run verifications (`pool.py`).
 """
 
 from __future__ import annotations
@@ -64,12 +66,15 @@ def recorded_verdict_ids(run_path: str | Path) -> tuple[set[str], set[str]]:
 class RecordSink:
     def __init__(self, config: SinkConfig):
         from kgym.metrics import Metrics, start_exporter, write_targets_file
+        from kgym.records.baselines import BaselineWriter
         from kgym.records.writer import RecordWriter
 
         self.config = config
         self.writer = RecordWriter(config.root, run_id=config.run_id, job_id=config.job_id,
                                    flush_rows=config.flush_rows, flush_seconds=config.flush_seconds)
         self.verdicts, self.errors = recorded_verdict_ids(self.writer.run_location)
+        self.baselines = BaselineWriter(config.root, run_id=config.run_id, job_id=config.job_id,
+                                        flush_rows=config.flush_rows, flush_seconds=config.flush_seconds)
         # The writer's owner flushes on a timer, so a row is durable flush_seconds after it arrived
         # even when no other row follows it (the writer serialises its calls with a lock).
         self._stop = threading.Event()
@@ -92,6 +97,7 @@ class RecordSink:
         while not self._stop.wait(tick):
             try:
                 self.writer.flush_if_due()
+                self.baselines.flush_if_due()
             except ValueError:  # closed
                 return
 
@@ -128,6 +134,12 @@ class RecordSink:
             new += 1
         return new
 
+    def write_baselines(self, rows: list[Mapping[str, Any]]) -> int:
+        """Store baseline rows (`kgym.records.baselines.baseline_row`) in the run's baselines table."""
+        for row in rows:
+            self.baselines.write(row)
+        return len(rows)
+
     def set_queue_depth(self, depth: int) -> None:
         self.metrics.set_queue_depth(depth)
 
@@ -138,6 +150,7 @@ class RecordSink:
         return len(self.writer.flush_if_due())
 
     def flush(self) -> int:
+        self.baselines.flush()
         return len(self.writer.flush())
 
     def summary(self) -> SinkSummary:
@@ -148,6 +161,7 @@ class RecordSink:
         """Flush and close the writer, stop the exporter, remove the target file."""
         self._stop.set()
         self.writer.close()
+        self.baselines.close()
         if self.exporter is not None:
             self.exporter.close()
             self.exporter = None

@@ -6,8 +6,9 @@ versions to the current one (missing columns read as null), and resolving duplic
 the at-least-once farm may deliver one evaluation
 more than once. The row kept is the first one that is not a kgym error (a failure of kgym is
 retried and never stands for the kernel's verdict when a real verdict exists), earliest
-`recorded_at` first, then file order. Does not summarise (`replay.py`) or rewrite files
-(`compact.py`).
+`recorded_at` first, then file order. `load` also joins the baselines table found under the same
+path (`baselines.py`: torch.compile figures measured after their verdicts) onto the rows. Does not
+summarise (`replay.py`) or rewrite files (`compact.py`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,15 @@ def dedupe(df: pd.DataFrame) -> pd.DataFrame:
     return df.iloc[kept_positions(df)].reset_index(drop=True) if len(df) else df
 
 
-def load(path: str | Path, *, deduplicate: bool = True, filesystem: Any = None) -> pd.DataFrame:
-    """The records under `path` (a local path or a URI) as a DataFrame (columns: `schema.COLUMNS`)."""
+def load(path: str | Path, *, deduplicate: bool = True, filesystem: Any = None,
+         baselines: bool = True) -> pd.DataFrame:
+    """The records under `path` (a local path or a URI) as a DataFrame (columns: `schema.COLUMNS`;
+    with `baselines`, the run's baselines table joined on, plus `eager_from` and `compile_from`:
+    see `baselines.join_baselines`)."""
     df = read_table(path, filesystem).to_pandas()
-    return dedupe(df) if deduplicate else df
+    df = dedupe(df) if deduplicate else df
+    if baselines:
+        from kgym.records.baselines import join_baselines, load_baselines
+
+        df = join_baselines(df, load_baselines(path, filesystem))
+    return df
