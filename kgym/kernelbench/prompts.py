@@ -83,6 +83,9 @@ def prompt_function(checkout: Checkout) -> Iterator[tuple[str, Callable[..., str
     try:
         # Some constructors resolve their template files from the working directory.
         os.chdir(root)
+        # The constructors' src/utils.py imports litellm, which otherwise fetches a model price list
+        # from the network at import (and hangs or fails on machines without internet).
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         try:
             module = importlib.import_module(mod_name)
         except Exception as e:  # noqa: BLE001 - whatever the checkout's import raises, say which file failed
