@@ -45,6 +45,11 @@ class TaskActor:
             out.append(self.curriculum.make(tid, self.rng.getrandbits(31), self.curriculum.current_stage(tid)))
         return out
 
+    def make_tasks(self, specs: list[tuple[str, int, str]]) -> list[Task]:
+        """Tasks of given (task id, seed, stage), at this curriculum's size and hybrid allowance (a
+        held-out set); the curriculum's draws and ladder are untouched."""
+        return [self.curriculum.make(tid, seed, stage) for tid, seed, stage in specs]
+
     def set_floor_full(self, share: float) -> None:
         """The share of draws that are the unassisted full-size task (the RL job's stage schedule)."""
         self.curriculum.set_floor_full(share)
