@@ -11,7 +11,8 @@ and `run(requests, skip=...)`: a thin client that submits a window of requests a
 its input lazily, so the backlog stays in the caller), yields results in completion order, and
 yields each distinct evaluation id at most once across every `run` of this client (an id given
 twice, or listed in `skip`, is not submitted). Plus synchronous views of the service for drivers
-and tests (stats, worker ids and handles, health). Does not verify, schedule or write records itself.
+and tests (stats, worker ids and handles, health), and `prefetch(items)`: the baselines of tasks
+about to be handed out, measured ahead on idle workers. Does not verify, schedule or write records itself.
 """
 
 from __future__ import annotations
@@ -95,6 +96,12 @@ class VerifierPool:
     def submit(self, request: EvalRequest) -> Any:
         """The ObjectRef of one submission (`await` it, or `ray.get` it)."""
         return self.handle.submit.remote(request)
+
+    def prefetch(self, items: Iterable[Any]) -> int:
+        """Tell the farm what comes next: `BaselineRequest`s (`ray_cluster.prefetch`) or
+        `EvalRequest`s whose baselines the workers measure ahead, while idle (docs/farm.md,
+        "Baselines off the candidate's path"). Returns how many items were newly queued."""
+        return ray.get(self.handle.prefetch.remote(list(items)))
 
     def drain(self) -> int:
         """Block until the sink stored every result so far; rows stored since the last drain."""

@@ -131,6 +131,27 @@ class FarmService:
         return {"num_workers": self.num_workers, "gpu": self.gpu,
                 "config": replace(self.config, worker=replace(self.config.worker, case_secret=None))}
 
+    async def prefetch(self, items: list[Any]) -> int:
+        """Tell the farm which tasks come next (`prefetch.BaselineRequest`s, or `EvalRequest`s): their
+        baselines are measured ahead, while workers are idle, by one worker per node (the baseline
+        cache is per node and GPU model), spread over each node's workers. Returns how many items
+        were newly queued at workers."""
+        from ray_cluster.prefetch import as_baseline_request
+
+        self._start()
+        requests = [as_baseline_request(x) for x in items]
+        by_node: dict[Any, list[_Slot]] = {}
+        for slot in self._slots:
+            by_node.setdefault(_node_of(slot), []).append(slot)
+        batches: dict[str, tuple[Any, list]] = {}
+        for i, req in enumerate(requests):
+            for slots in by_node.values():
+                slot = slots[i % len(slots)]
+                batches.setdefault(slot.worker_id, (slot.actor, []))[1].append(req)
+        counts = await asyncio.gather(*(actor.prefetch.remote(batch) for actor, batch in batches.values()),
+                                      return_exceptions=True)  # a worker lost meanwhile loses only its share
+        return sum(c for c in counts if isinstance(c, int))
+
     async def get_stats(self) -> PoolStats:
         return dataclasses.replace(self.stats, replaced_why=list(self.stats.replaced_why),
                                    sink_errors=list(self.stats.sink_errors))
@@ -189,7 +210,7 @@ class FarmService:
         self._generation[index] += 1
         worker_id = f"w{index}" + (f".{gen}" if gen else "")
         actor = VerifierWorker.options(num_cpus=self.config.cpus_per_worker, num_gpus=1 if self.gpu else 0).remote(
-            worker_id, self.config.worker)
+            worker_id, self.config.worker, self.sink)
         now = time.monotonic()
         slot = _Slot(index=index, worker_id=worker_id, actor=actor, ready_ref=actor.ready.remote(), started=now,
                      last_probe=now, last_reply=now)
@@ -384,6 +405,12 @@ class FarmService:
             if now - slot.last_probe > self.config.probe_interval_s:
                 self._probe(slot)
                 slot.last_probe = now
+
+
+def _node_of(slot: Any) -> Any:
+    """The node a worker runs on, as far as the farm knows it (None while it starts)."""
+    node = getattr(slot, "node_id", None)
+    return node if node else (slot.health.host if slot.health is not None else None)
 
 
 def _kill(actor: Any) -> None:

@@ -6,8 +6,11 @@ One worker per GPU (`num_gpus=1`: Ray sets CUDA_VISIBLE_DEVICES, so the worker's
 hidden cases are drawn from. `verify()` turns a request into a `WorkerReply` (the verdict, who verified it, when);
 everything a candidate does is a verdict there, and only a failure of kgym itself sets its `error`.
 `health()` runs in its own concurrency group, so it answers while a verification is running: it
-checks that the device still computes right and that the sandbox is usable. Does not schedule,
-retry or replace anything (`pool.py`), and does not write records (`sink.py`).
+checks that the device still computes right and that the sandbox is usable. `prefetch()` queues the
+baselines of upcoming tasks, which the worker's `Prefetcher` (`prefetch.py`) measures while no
+verification runs on its GPU, with the torch.compile figures verdicts deferred; their rows go to the
+run's RecordSink when the worker has one. Does not schedule, retry or replace anything (`pool.py`),
+and does not write records itself (`sink.py`).
 """
 
 from __future__ import annotations
@@ -64,9 +67,9 @@ class WorkerHealth:
     probe_ms: float
 
 
-@ray.remote(concurrency_groups={"health": 1}, max_restarts=0, max_task_retries=0)
+@ray.remote(concurrency_groups={"health": 1, "prefetch": 1}, max_restarts=0, max_task_retries=0)
 class VerifierWorker:
-    def __init__(self, worker_id: str, config: WorkerConfig = WorkerConfig()):
+    def __init__(self, worker_id: str, config: WorkerConfig = WorkerConfig(), sink: Any = None):
         import torch  # noqa: F401 - the actor pays the import, not the first verification
 
         from kgym.contract import WorkerInfo
@@ -85,6 +88,10 @@ class VerifierWorker:
         self.evaluations = 0
         self.consecutive_errors = 0
         self._busy_since: float | None = None
+        from ray_cluster.prefetch import Prefetcher
+
+        emit = None if sink is None else (lambda rows: ray.get(sink.write_baselines.remote(rows), timeout=120))
+        self.prefetcher = Prefetcher(self.verifier, self.info, emit)
 
     def ready(self) -> WorkerHealth:
         """Returns once the constructor has run (the pool waits on it), with a first probe."""
@@ -95,15 +102,36 @@ class VerifierWorker:
         self._busy_since = time.monotonic()
         started = time.time()
         try:
-            verdict = self.verifier.verify(request.reference, request.candidate, seed=request.seed,
-                                           **dict(request.overrides))
+            with self.prefetcher.verifying():  # no baseline measurement runs on this GPU meanwhile
+                verdict = self.verifier.verify(request.reference, request.candidate, seed=request.seed,
+                                               **dict(request.overrides))
         finally:
             self._busy_since = None
+        self.prefetcher.after_verdict(request, verdict)
         verify_s = time.perf_counter() - t0
         self.evaluations += 1
         self.consecutive_errors = self.consecutive_errors + 1 if verdict.error is not None else 0
         return WorkerReply(evaluation_id=request.evaluation_id, verdict=verdict, worker=self.info,
                            verify_s=verify_s, started_at=started, finished_at=time.time())
+
+    @ray.method(concurrency_group="prefetch")
+    def prefetch(self, items: list[Any]) -> int:
+        """Queue the baselines of upcoming verifications (`BaselineRequest`s or `EvalRequest`s);
+        returns how many were new. They are measured while this worker is idle."""
+        return self.prefetcher.offer(list(items))
+
+    @ray.method(concurrency_group="prefetch")
+    def baseline_stats(self) -> Any:
+        """The prefetcher's counters (`prefetch.PrefetchStats`)."""
+        import dataclasses
+
+        return dataclasses.replace(self.prefetcher.stats, failed=list(self.prefetcher.stats.failed),
+                                   emit_errors=list(self.prefetcher.stats.emit_errors))
+
+    @ray.method(concurrency_group="prefetch")
+    def settle_baselines(self, timeout_s: float = 600.0) -> bool:
+        """Wait until every queued baseline is measured and its rows sent (False on timeout)."""
+        return self.prefetcher.settle(timeout_s)
 
     @ray.method(concurrency_group="health")
     def health(self) -> WorkerHealth:
@@ -139,4 +167,5 @@ class VerifierWorker:
                             probe_ms=(time.perf_counter() - t0) * 1e3)
 
     def close(self) -> None:
+        self.prefetcher.close()
         self.verifier.close()

@@ -1,0 +1,489 @@
+"""The RL job: tasks -> rollouts -> the farm -> the learner -> a new adapter, step after step; resumable.
+
+    python -m jobs.rl --config jobs/configs/rl.toml --set model=/models/qwen [--set sft_adapter=out/sft/adapter]
+    python -m jobs.rl --help-config
+    ray job submit --working-dir . --runtime-env-json '{"env_vars": {"KGYM_SUBMIT_DIR": "'$PWD'"}}' \
+        -- python -m jobs.rl --config jobs/configs/rl.toml
+
+`RLController` is the loop's driver and the only place that knows every component: it wires them in
+`setup()` (TaskActor, the farm: record sink + VerifierPool, RolloutActor(s) whose episodes submit
+to the farm, LearnerActor) and drives them from `run()`. No component references it or another
+component's controller-side state; each call carries plain data (tasks, rollouts, a TrainBatch, an
+adapter directory).
+
+Order of events of step s (attempt a, learner at policy version v):
+  1. the curriculum's full-size floor for s (`[curriculum]` final-stage schedule), then
+     `tasks_per_step` draws from the TaskActor;
+  2. rollout: one group of `group_size` episodes per task, spread over the rollout actors (each
+     episode's submit_kernel awaits the farm; the farm's sink records every verification);
+  3. scoring (`kgym.episodes.score_group`: loose credit, all-equal flag); every group's outcomes go
+     to the curriculum's ladder; groups whose answers all scored the same are resampled (a new draw,
+     or the same task) for at most `[resample] max_rounds` rounds; the replaced groups are recorded,
+     counted and never trained on; all-equal groups left when the budget is spent are trained on
+     (advantage 0: only KL and entropy act) and counted;
+  4. the batch: every kept episode flattened to learner samples; samples more than
+     `[offpolicy] max_staleness` versions behind v are dropped and counted;
+  5. learning: `LearnerActor.step(batch)` (CISPO, one optimizer step) -> version v+1;
+  6. adapter sync (the rollout's documented order): the learner writes adapter v+1 to a fresh
+     directory (`save_adapter`) -> each rollout actor `load_adapter(v+1, dir)` under a fresh LoRA id,
+     retiring versions past its window; awaited before step s+1's first generation;
+  7. every `[eval] every` steps: the held-out evaluation (single-turn, `samples` per task, the
+     current policy), scored and compared with the previous one by a paired bootstrap over tasks;
+  8. rows: the step's episodes (train and eval), its evaluation and its stats, each a part file
+     visible whole (`jobs.rl_records`), tagged (step, attempt);
+  9. every `[checkpoint] every` steps: a checkpoint (the learner's state, the curriculum's state,
+     the evaluation baseline, the step) written to a temp dir renamed into place;
+ 10. the step's done marker, last: from now on step s counts; metrics updated.
+
+Resume (the same run id again, after a crash of the driver, or in-process after a learner or rollout
+actor died): the newest complete checkpoint c is restored (learner, curriculum, evaluation
+baseline), done markers of steps after c are removed, and the run continues at c+1 under a new
+attempt number; rows of abandoned attempts stay on disk and are ignored by `rl_records.load`. With
+`checkpoint.every = 1` (the default) nothing but the step that was running is redone. A verifier
+worker's death is the farm's business (replaced, its calls retried). Does not cover the dashboard,
+notebooks or replay (they read the records and metrics this writes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jobs import rl_steps
+from jobs.config import ConfigError, describe
+from jobs.rl_config import RLJobConfig, load_config
+from jobs.rl_records import RLRecords, RowKind, Table
+
+STATE_FILE = "state.json"
+STATE_FORMAT = 1
+RESTARTS = 2  # in-process recoveries from a dead learner or rollout actor before the job gives up
+
+
+class ActorLost(RuntimeError):
+    """A learner or rollout actor died: the controller restores the last checkpoint."""
+
+
+def latest_controller_checkpoint(root: Path) -> Path | None:
+    """The newest complete checkpoint (temp dirs start with a dot and are never complete)."""
+    if not root.is_dir():
+        return None
+    done = sorted(p for p in root.glob("step-*") if (p / STATE_FILE).is_file())
+    return done[-1] if done else None
+
+
+class RLController:
+    def __init__(self, config: RLJobConfig, log: Callable[[str], None] = print):
+        self.config = config
+        self.log = log
+        self.step = 0  # last finished step
+        self.version = 0  # the learner's policy version
+        self.learner_step = 0
+        self.prev_eval: rl_steps.EvalScore | None = None
+        self.prev_eval_step: int | None = None
+        self.restarts = 0
+
+    # ---- setup: wire every component ----------------------------------------------------------
+    def setup(self, job: Any) -> None:
+        """`job` is `jobs.context.farm_job`'s handle (sink + farm). Everything else starts here."""
+        import ray
+
+        from jobs.rl_metrics import RLMetrics
+        from kgym.tasks.registry import task_ids
+
+        cfg = self.config
+        self.job = job
+        self.run_location = job.run_location
+        self.records = RLRecords(job.run_location)
+        self.ckpt_root = self._checkpoint_root(job)
+        self.adapter_root = self.ckpt_root / "adapters"
+        self.metrics = RLMetrics()
+        self.exporter = None
+        if cfg.metrics.rl_port is not None:
+            from kgym.metrics import start_exporter, write_targets_file
+
+            self.exporter = start_exporter(self.metrics, cfg.metrics.rl_port)  # type: ignore[arg-type]
+            endpoint = f"127.0.0.1:{self.exporter.port}"
+            if cfg.metrics.rl_targets_file:
+                write_targets_file(cfg.metrics.rl_targets_file, [endpoint], {"job": "kgym-rl"})
+            self.log(f"jobs.rl: RL metrics on http://{endpoint}/metrics")
+        from ray_cluster.task_actor import TaskActor
+
+        self.curriculum = cfg.curriculum.curriculum_config()
+        self.task_actor = TaskActor.remote(self.curriculum, cfg.curriculum.seed)
+        self.families = ray.get(self.task_actor.families.remote())
+        self.metrics.declare(self.families)
+        families = cfg.eval.families or tuple(self.families)
+        excluded = set(cfg.curriculum.exclude)
+        eval_ids = [t for f in families for t in task_ids(f) if t not in excluded]
+        self.eval_specs = rl_steps.held_out_specs(eval_ids, cfg.eval.tasks, cfg.eval.seed)
+        self.rollouts: list[Any] = []
+        self.learner = None
+        self._restore(self._start_attempt())
+
+    def _checkpoint_root(self, job: Any) -> Path:
+        if self.config.checkpoint.dir is not None:
+            from jobs.context import records_root
+
+            return Path(records_root(self.config.checkpoint.dir))
+        if "://" in job.run_location:
+            raise ConfigError("[checkpoint] dir: records go to a URI; give a checkpoint directory that the learner "
+                              "and the rollout actors can all read (a shared filesystem path)")
+        return Path(job.run_location + ".checkpoints")
+
+    def _start_attempt(self) -> Path | None:
+        ckpt = latest_controller_checkpoint(self.ckpt_root)
+        attempt = self.records.begin_attempt({"started_at": time.time(), "resumed_from": str(ckpt) if ckpt else None,
+                                              "pid": os.getpid()})
+        self.attempt = attempt
+        return ckpt
+
+    def _restore(self, ckpt: Path | None) -> None:
+        """(Re)start the learner and rollout actors at checkpoint `ckpt` (None: the start)."""
+        import ray
+
+        from ray_cluster.learner import LearnerActor
+        from ray_cluster.rollout import RolloutActor
+
+        cfg = self.config
+        for actor in [*self.rollouts, *([self.learner] if self.learner is not None else [])]:
+            try:
+                ray.kill(actor)
+            except Exception:  # noqa: BLE001 - an actor already gone
+                pass
+        state: dict[str, Any] = {}
+        learner_ckpt = None
+        if ckpt is not None:
+            state = json.loads((ckpt / STATE_FILE).read_text())
+            if state.get("format") != STATE_FORMAT:
+                raise ConfigError(f"{ckpt}: checkpoint format {state.get('format')!r}, expected {STATE_FORMAT}")
+            learner_ckpt = str(ckpt / "learner" / state["learner_checkpoint"])
+            ray.get(self.task_actor.load_state_dict.remote(state["curriculum"]))
+            prev = state.get("prev_eval")
+            self.prev_eval = None if prev is None else rl_steps.EvalScore(
+                tuple(prev["keys"]), tuple(prev["per_task"]), tuple(prev["per_pass"]), prev["reward_mean"])
+            self.prev_eval_step = state.get("prev_eval_step")
+        self.step = int(state.get("step", 0))
+        self.version = int(state.get("policy_version", 0))
+        self.learner_step = int(state.get("learner_step", 0))
+        dropped = self.records.drop_markers_after(self.step)
+        if ckpt is not None and self.step not in self.records.markers():
+            self.records_commit(state["commit"])  # the checkpoint was written, its marker not yet
+        if ckpt is not None:
+            self.log(f"jobs.rl: resuming after step {self.step} (policy version {self.version}) from {ckpt}, "
+                     f"attempt {self.attempt}" + (f"; steps {dropped} are redone" if dropped else ""))
+        self.learner = LearnerActor.options(num_gpus=cfg.learner.gpus, num_cpus=0 if cfg.learner.gpus else 1).remote(
+            cfg.learner_config(), learner_ckpt)
+        rc = cfg.rollout_config()
+        self.rollouts = [RolloutActor.options(num_gpus=cfg.engine.gpus, num_cpus=0 if cfg.engine.gpus else 1).remote(
+            rc, self.job.pool.handle) for _ in range(cfg.engine.actors)]
+        got = ray.get(self.learner.policy_version.remote())  # also: the learner loaded (and resumed)
+        if got != self.version:
+            raise RuntimeError(f"learner resumed at version {got}, the checkpoint says {self.version}")
+        if self.version > 0:
+            adapter = ray.get(self.learner.save_adapter.remote(str(self._adapter_dir())))
+            ray.get([r.load_adapter.remote(self.version, adapter) for r in self.rollouts])
+
+    def _adapter_dir(self) -> Path:
+        return self.adapter_root / f"attempt-{self.attempt:04d}"
+
+    def records_commit(self, info: dict[str, Any]) -> None:
+        self.records.commit(int(info["step"]), info)
+
+    # ---- the loop -----------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        from ray.exceptions import RayActorError
+
+        cfg = self.config
+        if self.step == 0 and cfg.eval.every and cfg.eval.at_start and self.prev_eval is None:
+            self.prev_eval, rows, row = self._evaluate(0)
+            self.prev_eval_step = 0
+            self.records.write(Table.ROLLOUTS, rows)
+            self.records.write(Table.EVALS, [row])
+            self.records_commit(self._commit_info(0, None))
+            self.log(f"jobs.rl: held-out evaluation of the starting policy: solve rate {self.prev_eval.solve_rate:.3f}")
+        while self.step < cfg.steps:
+            try:
+                self._one_step(self.step + 1)
+            except (ActorLost, RayActorError) as e:
+                self.restarts += 1
+                if self.restarts > RESTARTS:
+                    raise
+                self.log(f"jobs.rl: an actor died during step {self.step + 1} ({type(e).__name__}: {str(e)[:300]}); "
+                         f"restoring the last checkpoint")
+                self._restore(self._start_attempt())
+        return {"steps": self.step, "policy_version": self.version, "attempt": self.attempt,
+                "restarts": self.restarts}
+
+    def _rollout(self, tasks: list[Any], group_ids: list[str], modes: list[str] | None = None,
+                 group_size: int | None = None) -> list[Any]:
+        """Groups spread over the rollout actors, results in the order of `tasks`."""
+        import ray
+
+        n = len(self.rollouts)
+        parts = [list(range(i, len(tasks), n)) for i in range(n)]
+        refs = [(idx, r.rollout.remote([tasks[i] for i in idx], [group_ids[i] for i in idx],
+                                       None if modes is None else [modes[i] for i in idx], group_size))
+                for r, idx in zip(self.rollouts, parts) if idx]
+        out: list[Any] = [None] * len(tasks)
+        for idx, ref in refs:
+            for i, g in zip(idx, ray.get(ref)):
+                out[i] = g
+        return out
+
+    def _engine_stats(self) -> tuple[float, float]:
+        import ray
+
+        stats = ray.get([r.stats.remote() for r in self.rollouts])
+        return (sum(float(s["generate_seconds"]) for s in stats), sum(float(s["generated_tokens"]) for s in stats))
+
+    def _one_step(self, s: int) -> None:
+        import ray
+
+        cfg = self.config
+        t_step = time.perf_counter()
+        floor = cfg.curriculum.floor_at(s, cfg.steps)
+        ray.get(self.task_actor.set_floor_full.remote(floor))
+        tasks = ray.get(self.task_actor.sample.remote(cfg.tasks_per_step))
+
+        # 2-3. rollouts, scoring, bounded resampling of all-equal groups
+        gen0, tok0 = self._engine_stats()
+        t0 = time.perf_counter()
+        groups: list[rl_steps.ScoredGroup] = []
+        round_tasks = tasks
+        for rnd in range(cfg.resample.max_rounds + 1):
+            gids = [f"a{self.attempt}-s{s:06d}-r{rnd}-g{i}" for i in range(len(round_tasks))]
+            rolled = self._rollout(round_tasks, gids)
+            scored = [rl_steps.score(g, t, rnd, cfg.episodes.group_size) for g, t in zip(rolled, round_tasks)]
+            groups.extend(scored)
+            again = rl_steps.to_resample(scored, rnd, cfg.resample.max_rounds)
+            if not again:
+                break
+            for g in again:
+                g.resampled = True
+            round_tasks = (ray.get(self.task_actor.sample.remote(len(again))) if cfg.resample.new_task
+                           else [g.task for g in again])
+        rollout_s = time.perf_counter() - t0
+        gen1, tok1 = self._engine_stats()
+        generation_s = max(0.0, gen1 - gen0)
+        for g in groups:  # the ladder hears every attempt, resampled groups' too
+            for e in (g.result.episodes if g.result else []):
+                if e.error is None:
+                    self.task_actor.record.remote(g.task.task_id, g.task.spec.stage, e.solved)
+
+        # 4-5. the batch and the learner step
+        batch = rl_steps.build_batch(groups, self.version, cfg.offpolicy.max_staleness)
+        version_before = self.version
+        t1 = time.perf_counter()
+        metrics = None
+        if batch.samples:
+            from kgym.rl.batch import TrainBatch
+
+            try:
+                metrics = ray.get(self.learner.step.remote(TrainBatch(tuple(batch.samples))))
+            except ray.exceptions.RayActorError as e:
+                raise ActorLost(f"the learner died in step {s}: {e}") from e
+        learning_s = time.perf_counter() - t1
+
+        # 6. adapter sync: write v+1, every rollout actor loads it before the next generation
+        t2 = time.perf_counter()
+        if metrics is not None and metrics.policy_version > self.version:
+            adapter = ray.get(self.learner.save_adapter.remote(str(self._adapter_dir())))
+            ray.get([r.load_adapter.remote(metrics.policy_version, adapter) for r in self.rollouts])
+            self.version = metrics.policy_version
+            self.learner_step = metrics.step
+            self._prune_adapters()
+        sync_s = time.perf_counter() - t2
+
+        # 7. held-out evaluation
+        eval_rows: list[dict[str, Any]] = []
+        eval_row = None
+        t3 = time.perf_counter()
+        if cfg.eval.every and s % cfg.eval.every == 0:
+            current, eval_rows, eval_row = self._evaluate(s)
+            self.prev_eval, self.prev_eval_step = current, s
+        eval_s = time.perf_counter() - t3
+
+        # 8. rows
+        baseline = cfg.episodes.baseline
+        train_rows = rl_steps.episode_rows(groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
+                                           kind=RowKind.TRAIN, learner_version=version_before, baseline=baseline,
+                                           batch=batch)
+        nver, verify_busy = rl_steps.verification_work(groups)
+        stats = {
+            "run_id": cfg.records.run_id, "attempt": self.attempt, "step": s,
+            "status": str(metrics.status) if metrics is not None else "no_batch",
+            "version_before": version_before, "version_after": self.version, "learner_step": self.learner_step,
+            "tasks": len(tasks), "groups": len(groups), "groups_resampled": sum(g.resampled for g in groups),
+            "groups_all_equal_kept": sum(g.all_equal and not g.resampled for g in groups),
+            "episodes": sum(len(g.rollout.episodes) for g in groups),
+            "episodes_error": sum(1 for r in train_rows if r["error"]),
+            "samples_trained": len(batch.samples), "dropped_stale": batch.dropped_stale,
+            "staleness_max": batch.staleness_max, **rl_steps.rates(train_rows), "floor_full": floor,
+            "train_tokens": int(metrics.tokens) if metrics else 0, "generated_tokens": int(tok1 - tok0),
+            "generation_tokens_per_s": (tok1 - tok0) / generation_s if generation_s > 0 else None,
+            "rollout_s": rollout_s, "generation_s": min(generation_s, rollout_s),
+            "verification_s": max(0.0, rollout_s - generation_s), "verify_busy_s": verify_busy,
+            "verifications": nver, "learning_s": learning_s, "sync_s": sync_s, "eval_s": eval_s,
+        }
+        for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift"):
+            stats[name] = rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
+        self.records.write(Table.ROLLOUTS, train_rows + eval_rows)
+        if eval_row is not None:
+            self.records.write(Table.EVALS, [eval_row])
+
+        # 9. checkpoint, 10. the done marker (last)
+        t4 = time.perf_counter()
+        self.step = s
+        checkpoint = None
+        if s % cfg.checkpoint.every == 0 or s == cfg.steps:
+            checkpoint = str(self._checkpoint(s, stats))
+        stats["checkpoint_s"] = time.perf_counter() - t4
+        stats["checkpoint"] = checkpoint
+        stats["step_s"] = time.perf_counter() - t_step
+        self.records.write(Table.STEPS, [stats])
+        self.records_commit(self._commit_info(s, checkpoint))
+        self.metrics.observe_step(stats, train_rows)
+        if eval_row is not None:
+            self.metrics.observe_eval(eval_row)
+        self.log(f"jobs.rl: step {s}/{cfg.steps} {stats['status']} v{version_before}->v{self.version} "
+                 f"groups {len(groups)} (resampled {stats['groups_resampled']}) samples {len(batch.samples)} "
+                 f"reward {stats['reward_mean'] if stats['reward_mean'] is not None else float('nan'):.3f} "
+                 f"gen {stats['generation_s']:.1f}s verify {stats['verification_s']:.1f}s learn {learning_s:.1f}s "
+                 f"sync {sync_s:.1f}s step {stats['step_s']:.1f}s")
+
+    def _commit_info(self, s: int, checkpoint: str | None) -> dict[str, Any]:
+        return {"step": s, "attempt": self.attempt, "policy_version": self.version, "checkpoint": checkpoint,
+                "committed_at": time.time()}
+
+    # ---- evaluation ---------------------------------------------------------------------------
+    def _evaluate(self, s: int) -> tuple[rl_steps.EvalScore, list[dict[str, Any]], dict[str, Any]]:
+        import ray
+
+        cfg = self.config
+        tasks = ray.get(self.task_actor.make_tasks.remote([(tid, seed, "full") for tid, seed in self.eval_specs]))
+        gids = [f"a{self.attempt}-s{s:06d}-eval-g{i}" for i in range(len(tasks))]
+        rolled = self._rollout(tasks, gids, modes=["single"] * len(tasks), group_size=cfg.eval.samples)
+        groups = [rl_steps.score(g, t, 0, cfg.eval.samples) for g, t in zip(rolled, tasks)]
+        keys = [f"{t.task_id}@{t.spec.seed}" for t in tasks]
+        solved = [[bool(e.result is not None and e.result.solved) for e in g.episodes] for g in rolled]
+        rewards = [e.reward for g in groups if g.result for e in g.result.episodes]
+        current = rl_steps.eval_score(keys, solved, rewards)
+        cmp = rl_steps.compare_evals(self.prev_eval, current, cfg.eval.resamples)
+        rows = rl_steps.episode_rows(groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
+                                     kind=RowKind.EVAL, learner_version=self.version,
+                                     baseline=cfg.episodes.baseline)
+        for r in rows:
+            r["trained"] = False
+        row = {"run_id": cfg.records.run_id, "attempt": self.attempt, "step": s, "policy_version": self.version,
+               "tasks": len(tasks), "samples": cfg.eval.samples, "solve_rate": current.solve_rate,
+               "solve_rate_std": current.pass_std, "reward_mean": current.reward_mean,
+               "per_task_json": json.dumps(dict(zip(current.keys, current.per_task))),
+               "previous_step": self.prev_eval_step if cmp is not None else None,
+               "delta_pp": cmp.delta_pp if cmp else None, "ci95_low_pp": cmp.ci95_pp[0] if cmp else None,
+               "ci95_high_pp": cmp.ci95_pp[1] if cmp else None, "gained": cmp.gained if cmp else None,
+               "lost": cmp.lost if cmp else None}
+        msg = f"jobs.rl: held-out evaluation at step {s}: solve rate {current.solve_rate:.3f}"
+        if cmp is not None:
+            msg += (f", {cmp.delta_pp:+.1f} pp [{cmp.ci95_pp[0]:+.1f}; {cmp.ci95_pp[1]:+.1f}] against step "
+                    f"{self.prev_eval_step} (gained {cmp.gained}, lost {cmp.lost})")
+        self.log(msg)
+        return current, rows, row
+
+    # ---- checkpoints --------------------------------------------------------------------------
+    def _checkpoint(self, s: int, stats: dict[str, Any]) -> Path:
+        """ckpt_root/step-NNNNNN/ = learner/ (the learner's checkpoint) + state.json, renamed into place."""
+        import ray
+
+        final = self.ckpt_root / f"step-{s:06d}"
+        tmp = self.ckpt_root / f".tmp-step-{s:06d}-{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        learner_path = Path(ray.get(self.learner.save.remote(str(tmp / "learner"))))
+        prev = None if self.prev_eval is None else dataclasses.asdict(self.prev_eval)
+        state = {"format": STATE_FORMAT, "step": s, "attempt": self.attempt, "policy_version": self.version,
+                 "learner_step": self.learner_step, "learner_checkpoint": learner_path.name,
+                 "curriculum": ray.get(self.task_actor.state_dict.remote()), "prev_eval": prev,
+                 "prev_eval_step": self.prev_eval_step, "commit": self._commit_info(s, str(final)),
+                 "run_id": self.config.records.run_id}
+        (tmp / STATE_FILE).write_text(json.dumps(state, indent=1, default=str))
+        if final.exists():  # a redone step (resume with every > 1): replace it whole
+            old = self.ckpt_root / f".old-step-{s:06d}-{os.getpid()}"
+            os.rename(final, old)
+            os.rename(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, final)
+        self._prune_checkpoints()
+        return final
+
+    def _prune_checkpoints(self) -> None:
+        c = self.config.checkpoint
+        done = sorted(p for p in self.ckpt_root.glob("step-*") if (p / STATE_FILE).is_file())
+        keep = set(done[-c.keep_last:])
+        for p in done:
+            if p not in keep and int(p.name.split("-")[1]) % c.keep_every != 0:
+                shutil.rmtree(p, ignore_errors=True)
+
+    def _prune_adapters(self) -> None:
+        """Adapter dirs older than the rollout's window are no longer served: delete them."""
+        root = self._adapter_dir()
+        keep = self.config.offpolicy.adapter_window + 1
+        for p in sorted(root.glob("v-*"))[:-keep]:
+            shutil.rmtree(p, ignore_errors=True)
+
+    def close(self) -> None:
+        if self.exporter is not None:
+            self.exporter.close()
+
+
+def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
+    from jobs.context import farm_job
+
+    with farm_job("jobs.rl", config.ray, config.records, config.metrics.sink(), config.farm, config.verify,
+                  log) as job:
+        controller = RLController(config, log)
+        try:
+            controller.setup(job)
+            summary = controller.run()
+        finally:
+            controller.close()
+        summary["run_path"] = job.run_location
+        summary["checkpoints"] = str(controller.ckpt_root)
+        log(f"jobs.rl: done: {summary['steps']} steps, policy version {summary['policy_version']}, "
+            f"attempt {summary['attempt']}; records in {job.run_location}")
+        return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m jobs.rl", description=__doc__.splitlines()[0])
+    p.add_argument("--config", help="TOML job config (every key: --help-config)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help="override a config key, e.g. steps=10 (value: a TOML literal; repeatable)")
+    p.add_argument("--run-id", help="override records.run_id (the same run id resumes)")
+    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
+    args = p.parse_args(argv)
+    if args.help_config:
+        print(describe(RLJobConfig))
+        return 0
+    overrides = list(args.overrides)
+    if args.run_id:
+        overrides.append(f'records.run_id="{args.run_id}"')
+    try:
+        config = load_config(args.config, overrides)
+        run_rl_job(config, log=lambda s: print(s, flush=True))
+    except ConfigError as e:
+        print(f"jobs.rl: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
