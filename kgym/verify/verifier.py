@@ -521,6 +521,11 @@ class Verifier:
         protocol = {"runs": runs, "warmup": warmup, "l2": timing.L2_FLUSH_BYTES, "v": 1}
         return self.cache.key(ref.sha256, nominal, self.device, kind, protocol)
 
+    def baseline_kinds(self, **overrides: Any) -> list[str]:
+        """The baselines a verification under `overrides` uses on this device: eager, and compile
+        where `measure_compile` (default: on CUDA) says so."""
+        return self._wanted_kinds(replace(self.config, **overrides) if overrides else self.config)
+
     def _wanted_kinds(self, cfg: VerifyConfig) -> list[str]:
         want_compile = cfg.measure_compile
         if want_compile is None:
