@@ -5,22 +5,28 @@
             ...
     evaluator = FarmEvaluator(pool)                        # episodes await the same service
 
-Covers starting (or attaching to) a `FarmService` actor (`service.py`: placement, queue,
-backpressure per worker, retries, replacement, exactly-once by evaluation id, streaming to the sink),
-and `run(requests, skip=...)`: a thin client that submits a window of requests at a time (reading
-its input lazily, so the backlog stays in the caller), yields results in completion order, and
-yields each distinct evaluation id at most once across every `run` of this client (an id given
-twice, or listed in `skip`, is not submitted). Plus synchronous views of the service for drivers
-and tests (stats, worker ids and handles, health), and `prefetch(items)`: the baselines of tasks
-about to be handed out, measured ahead on idle workers. Does not verify, schedule or write records itself.
+Covers starting (or attaching to) a `FarmService` actor (`service.py`: placement that follows the
+cluster's nodes, queue, backpressure per worker, retries, replacement, exactly-once by evaluation id,
+streaming to the sink, autoscaler asks), and `run(requests, skip=...)`: a thin client that submits a
+window of requests at a time (reading its input lazily, so the backlog stays in the caller; the
+window follows the number of live workers, so workers on a node that joins get work), yields
+results in completion order, and yields each distinct evaluation id at most once across every `run`
+of this client (an id given twice, or listed in `skip`, is not submitted). The service is placed on
+the driver's node (softly: elsewhere if that node cannot take it), so a lost GPU node never takes the
+queue with it. Plus synchronous views of the service for drivers and tests (stats, worker ids,
+handles and nodes, bad nodes, the autoscaler ask, health), and `prefetch(items)`: the baselines of
+tasks about to be handed out, measured ahead on idle workers. Does not verify, schedule or write
+records itself.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from kgym.contract import EvalRequest, EvalResult
 from ray_cluster.pool_config import PoolConfig, PoolStats, cluster_plan
@@ -43,13 +49,15 @@ class VerifierPool:
         self._owner = handle is None
         if handle is None:
             cluster_plan(config)  # a config the cluster cannot serve fails here, as a ValueError
-            opts: dict[str, Any] = {"max_concurrency": config.max_waiting}
+            here = ray.get_runtime_context().get_node_id()
+            opts: dict[str, Any] = {"max_concurrency": config.max_waiting,
+                                    "scheduling_strategy": NodeAffinitySchedulingStrategy(here, soft=True)}
             if name:
                 opts["name"] = name
             handle = FarmService.options(**opts).remote(config, sink)
         self.handle = handle
         info = ray.get(handle.describe.remote())
-        self.num_workers: int = info["num_workers"]
+        self._num_workers: int = info["num_workers"]
         self.gpu: bool = info["gpu"]
         self.config: PoolConfig = info["config"]
         self._seen: set[str] = set()  # ids this client submitted (or skipped)
@@ -61,20 +69,34 @@ class VerifierPool:
         handle = ray.get_actor(handle_or_name) if isinstance(handle_or_name, str) else handle_or_name
         return cls(sink=sink, handle=handle)
 
+    @property
+    def num_workers(self) -> int:
+        """Live workers now (the service follows the cluster); after close, the last count seen."""
+        if self.handle is not None:
+            self._num_workers = ray.get(self.handle.describe.remote())["num_workers"]
+        return self._num_workers
+
     # -- batch ----------------------------------------------------------------------------------
-    def window(self) -> int:
+    WINDOW_REFRESH_S = 2.0  # how often `run` re-reads the number of live workers
+
+    def window(self, workers: int | None = None) -> int:
         """Submissions kept outstanding by `run`: twice what the workers hold, so a worker that
         finishes a call finds the next one already queued at the service."""
-        return max(2, 2 * self.num_workers * self.config.max_in_flight)
+        workers = self.num_workers if workers is None else workers
+        return max(2, 2 * workers * self.config.max_in_flight)
 
     def run(self, requests: Iterable[EvalRequest], *, skip: Iterable[str] = ()) -> Iterator[EvalResult]:
         """Yield one `EvalResult` per distinct evaluation id of `requests` not in `skip`, as they complete."""
         source = iter(requests)
         skipped = set(skip)
-        limit = self.window()
+        limit, read_at = self.window(), time.monotonic()
         outstanding: set[Any] = set()
         exhausted = False
         while True:
+            if time.monotonic() - read_at > self.WINDOW_REFRESH_S:
+                # Workers come and go with the cluster's nodes: the window follows, so a node that
+                # joins finds work queued for its workers, and the queue the autoscaler ask reads grows.
+                limit, read_at = self.window(), time.monotonic()
             while not exhausted and len(outstanding) < limit:
                 req = next(source, None)
                 if req is None:
@@ -117,6 +139,18 @@ class VerifierPool:
 
     def worker_ids(self) -> list[str]:
         return ray.get(self.handle.worker_ids.remote())
+
+    def placement(self) -> dict[str, str]:
+        """worker id -> node id, for every live worker."""
+        return ray.get(self.handle.placement.remote())
+
+    def bad_nodes(self) -> dict[str, str]:
+        """node id -> why, for the nodes the farm marked bad (not used again by it)."""
+        return ray.get(self.handle.bad_nodes.remote())
+
+    def autoscale_ask(self) -> int:
+        """Worker bundles the farm asks the autoscaler for now (0: none)."""
+        return ray.get(self.handle.autoscale_ask.remote())
 
     def actor(self, worker_id: str) -> Any:
         """The actor handle of a live worker (for tests and operators)."""

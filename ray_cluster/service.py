@@ -1,9 +1,11 @@
 """`FarmService`: the verifier farm as an async Ray actor. `await service.submit.remote(request)` from
 any driver or actor gives that evaluation's `EvalResult`.
 
-Covers placing workers (one per GPU with `num_gpus=1`; one per CPU slot where the cluster has no
-GPU), feeding them from one queue with a bounded number of calls in flight per worker
-(backpressure: the rest wait in the queue, retries first), and the farm's failure handling:
+Covers placing workers (one per GPU with `num_gpus=1`, each pinned to its node; one per CPU slot
+where the cluster has no GPU), following the cluster as nodes join and leave, feeding the workers
+from one queue with a bounded number of calls in flight per worker (backpressure: the rest wait in
+the queue, retries first), asking the autoscaler for more while work queues, and the farm's failure
+handling:
 
 - a worker that dies (`RayActorError`), stops answering within `call_timeout_s`, fails to start
   within `start_timeout_s` or fails its health probe is killed and replaced by a fresh one; its
@@ -11,7 +13,13 @@ GPU), feeding them from one queue with a bounded number of calls in flight per w
 - a reply whose verdict carries `error` (a failure of kgym, not of the kernel), or an exception out
   of the worker's method, is retried, up to `max_attempts` calls per evaluation; after that the
   result has outcome "error" (`give_up_result`);
-- a kernel's verdict (timeout and crash included) is never retried.
+- a kernel's verdict (timeout and crash included) is never retried;
+- a node that leaves (its raylet stopped, the GCS declares it dead) takes its workers with it: they
+  are dropped, not replaced there, and their calls go back to the queue as a dead worker's do; a
+  node that joins gets one worker per GPU (`placement.py`), up to `max_workers`;
+- a node whose workers fail their health probe `bad_node_failures` times is marked bad: its
+  workers are dropped and it gets none for the rest of this service's life;
+- queued work with no worker at all for `start_timeout_s` (every node gone or bad) is given up.
 
 Exactly once: results are keyed by evaluation id. An id submitted while it is queued or running
 waits for the same verification; an id submitted after it finished gets the kept result at once.
@@ -22,7 +30,10 @@ service. `drain()` waits until the sink holds every result sent so far.
 
 Order of events for one call: queued -> dispatched to the least-loaded worker with room -> the
 reply is awaited by its own task -> on success the result is emitted (kept, callers woken, sent to
-the sink) and the queue is served again; a monitor task checks deadlines and probes every `tick_s`.
+the sink) and the queue is served again; a monitor task checks deadlines and probes every `tick_s`,
+updates the autoscaler ask (`autoscale.py`), and every `watch_interval_s` reads the cluster's nodes
+(`cluster_watch.py`) and drops or places workers to match. A lost worker triggers the same read
+at once, so a worker of a dead node is not started again there.
 Every method runs on the actor's one event loop (one concurrency group), so no state is shared
 across threads. Does not build requests, score verdicts or know who submits (a batch job's client
 in `pool.py`, an episode's `FarmEvaluator` in `evaluator.py`).
@@ -40,9 +51,13 @@ from typing import Any
 
 import ray
 from ray.exceptions import RayActorError, RayError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from kgym.contract import EvalRequest, EvalResult, Verdict, WorkerReply
-from ray_cluster.pool_config import PoolConfig, PoolStats, cluster_plan
+from ray_cluster.autoscale import ResourceAsk
+from ray_cluster.cluster_watch import ClusterWatch
+from ray_cluster.placement import NodeHealth, decide_gpu, plan
+from ray_cluster.pool_config import PoolConfig, PoolStats
 from ray_cluster.worker import VerifierWorker, WorkerHealth
 
 
@@ -59,6 +74,7 @@ class _Slot:
     index: int
     worker_id: str
     actor: Any
+    node_id: str
     inflight: dict[Any, _Call] = field(default_factory=dict)  # ObjectRef -> call, in dispatch order
     ready_ref: Any = None  # pending ready() call; None once the worker answered
     started: float = 0.0
@@ -80,16 +96,21 @@ def give_up_result(request: EvalRequest, attempts: int, errors: list[str], laten
 @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
 class FarmService:
     def __init__(self, config: PoolConfig = PoolConfig(), sink: Any = None):
-        if config.max_in_flight < 1 or config.max_attempts < 1:
-            raise ValueError("need max_in_flight >= 1 and max_attempts >= 1")
         worker = config.worker
         if worker.case_secret is None:  # one secret for the whole farm, so a retry sees the same cases
             worker = replace(worker, case_secret=secrets.token_bytes(32))
         self.config = replace(config, worker=worker)
-        self.num_workers, self.gpu = cluster_plan(self.config)
         self.sink = sink
         self.stats = PoolStats()
+        self._watch = ClusterWatch()
+        self._watch.poll()
+        self.gpu = decide_gpu(self.config.use_gpus, self._watch.nodes)
+        self._health = NodeHealth(bad_after=self.config.bad_node_failures)
+        bundle = {"CPU": self.config.cpus_per_worker, **({"GPU": 1} if self.gpu else {})}
+        self._ask = ResourceAsk(bundle=bundle, min_workers=self.config.floor, ceiling=self.config.ceiling,
+                                max_in_flight=self.config.max_in_flight, release_after_s=self.config.release_after_s)
         self._generation: collections.Counter[int] = collections.Counter()
+        self._next_index = 0
         self._queue: collections.deque[_Call] = collections.deque()
         self._waiting: dict[str, asyncio.Future] = {}  # id -> its result, while queued or running
         self._results: dict[str, EvalResult] = {}
@@ -99,9 +120,10 @@ class FarmService:
         self._gauges: tuple | None = None
         self._monitor: asyncio.Task | None = None
         self._closed = False
-        self._slots: list[_Slot] = []
-        for i in range(self.num_workers):
-            self._slots.append(self._spawn(i))
+        self._last_watch = time.monotonic()
+        self._no_worker_since: float | None = None
+        self._slots: dict[int, _Slot] = {}  # index -> the live worker there
+        self._place(initial=True)
 
     # -- the service's face ---------------------------------------------------------------------
     async def submit(self, request: EvalRequest) -> EvalResult:
@@ -126,10 +148,22 @@ class FarmService:
         return await asyncio.shield(fut)
 
     async def describe(self) -> dict[str, Any]:
-        """num_workers, gpu, and the config in use (its case secret left out)."""
+        """num_workers (live now), gpu, and the config in use (its case secret left out)."""
         self._start()
-        return {"num_workers": self.num_workers, "gpu": self.gpu,
+        return {"num_workers": len(self._slots), "gpu": self.gpu,
                 "config": replace(self.config, worker=replace(self.config.worker, case_secret=None))}
+
+    async def placement(self) -> dict[str, str]:
+        """worker id -> the node id it is pinned to, for every live worker."""
+        return {s.worker_id: s.node_id for s in self._ordered()}
+
+    async def bad_nodes(self) -> dict[str, str]:
+        """node id -> why, for the nodes this farm marked bad."""
+        return dict(self._health.bad)
+
+    async def autoscale_ask(self) -> int:
+        """Worker bundles the farm asks the autoscaler for now (0: none)."""
+        return self._ask.asked
 
     async def prefetch(self, items: list[Any]) -> int:
         """Tell the farm which tasks come next (`prefetch.BaselineRequest`s, or `EvalRequest`s): their
@@ -141,7 +175,7 @@ class FarmService:
         self._start()
         requests = [as_baseline_request(x) for x in items]
         by_node: dict[Any, list[_Slot]] = {}
-        for slot in self._slots:
+        for slot in self._ordered():
             by_node.setdefault(_node_of(slot), []).append(slot)
         batches: dict[str, tuple[Any, list]] = {}
         for i, req in enumerate(requests):
@@ -153,15 +187,19 @@ class FarmService:
         return sum(c for c in counts if isinstance(c, int))
 
     async def get_stats(self) -> PoolStats:
-        return dataclasses.replace(self.stats, replaced_why=list(self.stats.replaced_why),
-                                   sink_errors=list(self.stats.sink_errors))
+        self.stats.autoscale_asks = list(self._ask.history)
+        self.stats.autoscale_errors = list(self._ask.errors)
+        self.stats.nodes_joined, self.stats.nodes_left = list(self._watch.joined), list(self._watch.left)
+        return dataclasses.replace(self.stats, **{f.name: list(getattr(self.stats, f.name))
+                                                  for f in dataclasses.fields(PoolStats)
+                                                  if isinstance(getattr(self.stats, f.name), list)})
 
     async def worker_ids(self) -> list[str]:
-        return [s.worker_id for s in self._slots]
+        return [s.worker_id for s in self._ordered()]
 
     async def worker_actor(self, worker_id: str) -> Any:
         """The actor handle of a live worker (for tests and operators)."""
-        return next(s.actor for s in self._slots if s.worker_id == worker_id)
+        return next(s.actor for s in self._slots.values() if s.worker_id == worker_id)
 
     async def worker_states(self) -> dict[str, int]:
         """Workers by state (`kgym.metrics.WORKER_STATES`): starting, idle, busy."""
@@ -174,7 +212,7 @@ class FarmService:
 
     async def health(self, timeout_s: float | None = None) -> list[WorkerHealth]:
         """Probe every worker now (they answer even while they verify)."""
-        refs = [s.actor.health.remote() for s in self._slots]
+        refs = [s.actor.health.remote() for s in self._ordered()]
         return list(await asyncio.wait_for(asyncio.gather(*refs), timeout_s or self.config.probe_timeout_s))
 
     async def drain(self) -> int:
@@ -192,11 +230,12 @@ class FarmService:
         for call in list(self._queue):
             self._emit(give_up_result(call.request, call.attempt, call.errors + ["the farm closed"], 0.0))
         self._queue.clear()
-        for slot in self._slots:
+        for slot in self._slots.values():
             for call in slot.inflight.values():
                 self._emit(give_up_result(call.request, call.attempt, call.errors + ["the farm closed"], 0.0))
             slot.inflight.clear()
             _kill(slot.actor)
+        self._ask.release()
         if self._monitor is not None:
             self._monitor.cancel()
         for t in list(self._tasks):
@@ -205,39 +244,96 @@ class FarmService:
         return await self.get_stats()
 
     # -- workers --------------------------------------------------------------------------------
-    def _spawn(self, index: int) -> _Slot:
+    def _ordered(self) -> list[_Slot]:
+        return [self._slots[i] for i in sorted(self._slots)]
+
+    def _spawn(self, index: int, node_id: str) -> _Slot:
         gen = self._generation[index]
         self._generation[index] += 1
         worker_id = f"w{index}" + (f".{gen}" if gen else "")
-        actor = VerifierWorker.options(num_cpus=self.config.cpus_per_worker, num_gpus=1 if self.gpu else 0).remote(
-            worker_id, self.config.worker, self.sink)
+        # Pinned (soft=False): the worker runs on the node placement chose, or fails to start (a node
+        # gone meanwhile), never silently elsewhere, so the farm always knows which node holds what.
+        actor = VerifierWorker.options(num_cpus=self.config.cpus_per_worker, num_gpus=1 if self.gpu else 0,
+                                       scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)
+                                       ).remote(worker_id, self.config.worker, self.sink)
         now = time.monotonic()
-        slot = _Slot(index=index, worker_id=worker_id, actor=actor, ready_ref=actor.ready.remote(), started=now,
-                     last_probe=now, last_reply=now)
+        slot = _Slot(index=index, worker_id=worker_id, actor=actor, node_id=node_id, ready_ref=actor.ready.remote(),
+                     started=now, last_probe=now, last_reply=now)
         if self._monitor is not None:  # else _start() watches it, once the event loop runs
             self._task(self._watch_ready(slot))
         return slot
 
     def _current(self, slot: _Slot) -> bool:
-        return not self._closed and self._slots[slot.index] is slot
+        return not self._closed and self._slots.get(slot.index) is slot
 
-    def _replace(self, slot: _Slot, why: str) -> None:
-        """Kill a worker, put its calls back in the queue (a farm failure for each), start another."""
+    def _follow_cluster(self) -> None:
+        """Read the cluster's nodes; drop the workers of nodes that left, place workers on new ones."""
+        self._last_watch = time.monotonic()
+        self._watch.poll()
+        self._place()
+
+    def _place(self, initial: bool = False) -> None:
+        for slot in self._ordered():
+            if not self._watch.alive(slot.node_id):
+                self._drop(slot, f"node {slot.node_id[:8]} left the cluster")
+            elif self._health.is_bad(slot.node_id):
+                self._drop(slot, f"node {slot.node_id[:8]} is marked bad")
+        if self._closed:
+            return
+        current = collections.Counter(s.node_id for s in self._slots.values())
+        targets = plan(self._watch.nodes, current, gpu=self.gpu, cpus_per_worker=self.config.cpus_per_worker,
+                       ceiling=self.config.ceiling, bad=self._health.bad)
+        for node_id in sorted(targets):
+            for _ in range(targets[node_id] - current.get(node_id, 0)):
+                index, self._next_index = self._next_index, self._next_index + 1
+                self._slots[index] = self._spawn(index, node_id)
+                if not initial:
+                    self.stats.added += 1
+        if not initial:
+            self._dispatch()
+
+    def _drop(self, slot: _Slot, why: str) -> None:
+        """Remove a worker for good (its node left or is bad); its calls go back to the queue."""
         if not self._current(slot):
             return
         _kill(slot.actor)
+        del self._slots[slot.index]
+        self._requeue(slot, why)
+        self.stats.dropped += 1
+        self.stats.dropped_why.append(f"{slot.worker_id}: {why}")
+
+    def _requeue(self, slot: _Slot, why: str) -> None:
         for call in reversed(list(slot.inflight.values())):
             call.errors.append(f"{slot.worker_id}: {why}")
             self._retry_or_give_up(call)
         slot.inflight.clear()
-        self.stats.replaced += 1
-        self.stats.replaced_why.append(f"{slot.worker_id}: {why}")
-        self._slots[slot.index] = self._spawn(slot.index)
+
+    def _replace(self, slot: _Slot, why: str, *, health: bool = False) -> None:
+        """Kill a worker, put its calls back in the queue (a farm failure for each), and start another
+        on its node; or, when the node has left or (`health`: a failed probe) is now marked bad, not."""
+        if not self._current(slot):
+            return
+        _kill(slot.actor)
+        del self._slots[slot.index]
+        self._requeue(slot, why)
+        self._last_watch = time.monotonic()
+        self._watch.poll()  # a lost worker is often the first sign of a lost node
+        node = slot.node_id
+        if health and self._watch.alive(node) and self._health.failure(node, f"{slot.worker_id}: {why}"):
+            self.stats.bad_nodes.append(f"{node}: {self._health.bad[node]}")
+        if self._watch.alive(node) and not self._health.is_bad(node):
+            self.stats.replaced += 1
+            self.stats.replaced_why.append(f"{slot.worker_id}: {why}")
+            self._slots[slot.index] = self._spawn(slot.index, node)
+        else:
+            self.stats.dropped += 1
+            self.stats.dropped_why.append(f"{slot.worker_id}: {why}")
+        self._place()  # the rest of a bad node's workers go, and room freed elsewhere is used
         self._dispatch()
 
     def _worker_states(self) -> dict[str, int]:
         counts: collections.Counter[str] = collections.Counter()
-        for s in self._slots:
+        for s in self._slots.values():
             counts["starting" if s.ready_ref is not None else ("busy" if s.inflight else "idle")] += 1
         return dict(counts)
 
@@ -253,13 +349,13 @@ class FarmService:
         runs before the actor's event loop does)."""
         if self._monitor is None and not self._closed:
             self._monitor = asyncio.get_running_loop().create_task(self._monitor_loop())
-            for slot in self._slots:
+            for slot in self._ordered():
                 if slot.ready_ref is not None:
                     self._task(self._watch_ready(slot))
 
     def _dispatch(self) -> None:
         # Least-loaded first, so work spreads over all workers before any gets a second call.
-        for slot in sorted(self._slots, key=lambda s: len(s.inflight)):
+        for slot in sorted(self._ordered(), key=lambda s: len(s.inflight)):
             while self._queue and len(slot.inflight) < self.config.max_in_flight:
                 call = self._queue.popleft()
                 call.attempt += 1
@@ -349,7 +445,7 @@ class FarmService:
         try:
             health = await slot.ready_ref
         except RayError as e:
-            self._replace(slot, f"worker failed to start: {type(e).__name__}: {str(e)[:300]}")
+            self._replace(slot, f"worker failed to start: {type(e).__name__}: {str(e)[:300]}", health=True)
             return
         if not self._current(slot):
             return
@@ -357,7 +453,7 @@ class FarmService:
         slot.health = health
         slot.last_probe = time.monotonic()
         if not health.ok:
-            self._replace(slot, "unhealthy at start: " + "; ".join(health.problems))
+            self._replace(slot, "unhealthy at start: " + "; ".join(health.problems), health=True)
 
     def _probe(self, slot: _Slot) -> None:
         if slot.probe_ref is None and slot.ready_ref is None and self._current(slot):
@@ -372,7 +468,7 @@ class FarmService:
             self._replace(slot, f"worker died: {type(e).__name__}")
             return
         except RayError as e:
-            self._replace(slot, f"health probe failed: {type(e).__name__}: {str(e)[:300]}")
+            self._replace(slot, f"health probe failed: {type(e).__name__}: {str(e)[:300]}", health=True)
             return
         if not self._current(slot) or slot.probe_ref is not ref:
             return
@@ -380,24 +476,31 @@ class FarmService:
         slot.last_probe = time.monotonic()
         slot.health = health
         if not health.ok:
-            self._replace(slot, "unhealthy: " + "; ".join(health.problems))
+            self._replace(slot, "unhealthy: " + "; ".join(health.problems), health=True)
 
     async def _monitor_loop(self) -> None:
         while not self._closed:
             await asyncio.sleep(self.config.tick_s)
+            if time.monotonic() - self._last_watch >= self.config.watch_interval_s:
+                self._follow_cluster()
             self._check_deadlines()
             self._dispatch()
+            if self.config.autoscale and not self._closed:
+                self._ask.update(queued=len(self._queue), pending=len(self._waiting), workers=len(self._slots))
             self._push_gauges()
 
     def _check_deadlines(self) -> None:
         now = time.monotonic()
-        for slot in list(self._slots):
+        self._check_no_worker(now)
+        for slot in self._ordered():
+            if not self._current(slot):
+                continue  # replaced while this loop ran (a bad node's other workers)
             if slot.ready_ref is not None:
                 if now - slot.started > self.config.start_timeout_s:
                     self._replace(slot, f"did not start within {self.config.start_timeout_s:g} s")
                 continue
             if slot.probe_ref is not None and now - slot.probe_sent > self.config.probe_timeout_s:
-                self._replace(slot, f"health probe unanswered for {self.config.probe_timeout_s:g} s")
+                self._replace(slot, f"health probe unanswered for {self.config.probe_timeout_s:g} s", health=True)
                 continue
             if slot.inflight and now - slot.last_reply > self.config.call_timeout_s:
                 self._replace(slot, f"a call ran past {self.config.call_timeout_s:g} s")
@@ -405,6 +508,26 @@ class FarmService:
             if now - slot.last_probe > self.config.probe_interval_s:
                 self._probe(slot)
                 slot.last_probe = now
+
+    def _check_no_worker(self, now: float) -> None:
+        """Queued work and no worker at all (every node gone or bad) for start_timeout_s: given up."""
+        if self._slots or not self._queue:
+            self._no_worker_since = None
+            return
+        if self._no_worker_since is None:
+            self._no_worker_since = now
+            return
+        if now - self._no_worker_since < self.config.start_timeout_s:
+            return
+        kind = "GPU" if self.gpu else "CPU"
+        bad = "; ".join(f"{n[:8]}: {why}" for n, why in self._health.bad.items()) or "none"
+        why = (f"no verifier worker for {self.config.start_timeout_s:g} s: the cluster has no usable {kind} node "
+               f"(live nodes {len(self._watch.nodes)}, marked bad: {bad}); add {kind} nodes or check the autoscaler")
+        while self._queue:
+            call = self._queue.popleft()
+            self.stats.gave_up += 1
+            self._emit(give_up_result(call.request, call.attempt, call.errors + [why], 0.0))
+        self._no_worker_since = None
 
 
 def _node_of(slot: Any) -> Any:

@@ -1,0 +1,67 @@
+"""Following the Ray cluster's nodes: which are alive now, with how many GPUs and CPUs, and which
+joined or left since the last look.
+
+`live_nodes()` reads the GCS's node table (`ray.nodes()`: one entry per node ever registered in
+this cluster, `Alive` false once the GCS has declared it dead, which takes its health check's
+period times its failure threshold after a raylet stops answering). `ClusterWatch.poll()` keeps the
+last view and reports the difference, so the farm service (`service.py`) can start workers on a
+node that appeared and drop the workers of one that left. Reading the table is one GCS call; the
+service does it every `PoolConfig.watch_interval_s` and again whenever a worker is lost. Does not
+place workers (`placement.py`) or ask the autoscaler for nodes (`autoscale.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import ray
+
+
+@dataclass(frozen=True)
+class NodeView:
+    node_id: str  # hex, as Ray's NodeAffinitySchedulingStrategy takes it
+    address: str  # NodeManagerAddress
+    gpus: float
+    cpus: float
+    is_head: bool = False
+
+    @property
+    def short(self) -> str:
+        return self.node_id[:8]
+
+
+def live_nodes() -> dict[str, NodeView]:
+    """Every node the GCS holds alive, by node id."""
+    out: dict[str, NodeView] = {}
+    for n in ray.nodes():
+        if not n.get("Alive"):
+            continue
+        res = n.get("Resources") or {}
+        out[n["NodeID"]] = NodeView(node_id=n["NodeID"], address=n.get("NodeManagerAddress", ""),
+                                    gpus=float(res.get("GPU", 0)), cpus=float(res.get("CPU", 0)),
+                                    is_head="node:__internal_head__" in res)
+    return out
+
+
+@dataclass
+class ClusterWatch:
+    """The last view of the live nodes; `poll()` refreshes it and says what changed."""
+
+    nodes: dict[str, NodeView] = field(default_factory=dict)
+    joined: list[str] = field(default_factory=list)  # every node id that appeared after the first poll
+    left: list[str] = field(default_factory=list)  # every node id that was alive in a view and is not now
+    _first: bool = True
+
+    def poll(self) -> tuple[list[str], list[str]]:
+        """(node ids that joined, node ids that left) since the previous poll."""
+        now = live_nodes()
+        came = [] if self._first else [i for i in now if i not in self.nodes]
+        went = [i for i in self.nodes if i not in now]
+        self._first = False
+        self.nodes = now
+        self.joined += came
+        self.left += went
+        return came, went
+
+    def alive(self, node_id: str) -> bool:
+        return node_id in self.nodes

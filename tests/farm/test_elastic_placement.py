@@ -1,0 +1,88 @@
+"""The elastic farm's rules without a cluster: `PoolConfig`'s worker bounds (bad values refused with
+a message naming the field and the fix), `placement.plan` (one worker per GPU, spread across nodes
+under a ceiling, live workers never moved, bad nodes left out), `NodeHealth` (a node marked bad
+after N health failures, once), and `ResourceAsk`'s arithmetic of how many workers to ask for."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("ray")
+from ray_cluster.autoscale import ResourceAsk  # noqa: E402
+from ray_cluster.cluster_watch import NodeView  # noqa: E402
+from ray_cluster.placement import NodeHealth, capacity, decide_gpu, plan  # noqa: E402
+from ray_cluster.pool_config import PoolConfig  # noqa: E402
+
+
+def _nodes(*specs: tuple[str, float, float]) -> dict[str, NodeView]:
+    return {i: NodeView(node_id=i, address="10.0.0.1", gpus=g, cpus=c) for i, g, c in specs}
+
+
+@pytest.mark.parametrize(("kw", "needle"), [
+    ({"min_workers": 3, "max_workers": 2}, "min_workers=3: is more than max_workers=2"),
+    ({"max_workers": 0}, "max_workers=0"),
+    ({"min_workers": -1}, "min_workers=-1"),
+    ({"workers": 0}, "workers=0"),
+    ({"workers": 2, "max_workers": 3}, "set either workers or min_workers/max_workers"),
+    ({"bad_node_failures": 0}, "bad_node_failures=0"),
+    ({"watch_interval_s": 0}, "watch_interval_s=0"),
+    ({"max_in_flight": 0}, "max_in_flight=0"),
+    ({"cpus_per_worker": 0}, "cpus_per_worker=0"),
+])
+def test_pool_config_refuses_bad_worker_bounds(kw, needle):
+    with pytest.raises(ValueError, match="PoolConfig") as e:
+        PoolConfig(**kw)
+    assert needle in str(e.value)
+
+
+def test_worker_bounds_shorthand():
+    assert (PoolConfig(workers=3).floor, PoolConfig(workers=3).ceiling) == (3, 3)
+    assert (PoolConfig(min_workers=1, max_workers=5).floor, PoolConfig(min_workers=1, max_workers=5).ceiling) == (1, 5)
+    assert PoolConfig(workers=2, min_workers=2, max_workers=2).ceiling == 2  # consistent: accepted
+
+
+def test_one_worker_per_gpu_and_cpus_bound_it():
+    gpu8 = NodeView("a", "x", gpus=8, cpus=192)
+    assert capacity(gpu8, gpu=True, cpus_per_worker=1) == 8
+    assert capacity(NodeView("b", "x", gpus=8, cpus=4), gpu=True, cpus_per_worker=1) == 4  # CPUs run out first
+    assert capacity(NodeView("h", "x", gpus=0, cpus=16), gpu=True, cpus_per_worker=1) == 0  # the CPU head: none
+    assert capacity(NodeView("h", "x", gpus=0, cpus=3), gpu=False, cpus_per_worker=1) == 3
+    assert capacity(NodeView("h", "x", gpus=0, cpus=3), gpu=False, cpus_per_worker=2) == 1
+
+
+def test_plan_spreads_under_a_ceiling_and_keeps_live_workers():
+    nodes = _nodes(("head", 0, 16), ("n1", 2, 8), ("n2", 2, 8), ("n3", 2, 8))
+    assert plan(nodes, {}, gpu=True, cpus_per_worker=1, ceiling=None) == {"n1": 2, "n2": 2, "n3": 2}
+    assert plan(nodes, {}, gpu=True, cpus_per_worker=1, ceiling=3) == {"n1": 1, "n2": 1, "n3": 1}
+    # a node joins a farm at its ceiling: nothing moves to it
+    assert plan(nodes, {"n1": 2}, gpu=True, cpus_per_worker=1, ceiling=2) == {"n1": 2}
+    # a node left (not in `nodes`): its workers do not count, the room goes to the others
+    assert plan(_nodes(("n2", 2, 8)), {"n1": 2}, gpu=True, cpus_per_worker=1, ceiling=2) == {"n2": 2}
+    # a bad node gets nothing, even with room
+    assert plan(nodes, {}, gpu=True, cpus_per_worker=1, ceiling=None, bad={"n2": "probe"}) == {"n1": 2, "n3": 2}
+
+
+def test_gpu_workers_need_a_gpu_node():
+    with pytest.raises(ValueError, match="no live node of the Ray cluster has a GPU.*use_gpus=false"):
+        decide_gpu(True, _nodes(("head", 0, 4)))
+    assert decide_gpu(None, _nodes(("head", 0, 4))) is False
+    assert decide_gpu(None, _nodes(("head", 0, 4), ("g", 1, 4))) is True
+    assert decide_gpu(False, _nodes(("g", 1, 4))) is False
+
+
+def test_node_health_marks_a_node_bad_once():
+    h = NodeHealth(bad_after=2)
+    assert h.failure("n1", "w0: unhealthy") is False and not h.is_bad("n1")
+    assert h.failure("n2", "w1: unhealthy") is False
+    assert h.failure("n1", "w0.1: unhealthy") is True and h.is_bad("n1") and not h.is_bad("n2")
+    assert "2 health failures" in h.bad["n1"] and "w0.1" in h.bad["n1"]
+    assert h.failure("n1", "again") is False  # marked once
+
+
+def test_resource_ask_arithmetic():
+    ask = ResourceAsk(bundle={"CPU": 1, "GPU": 1}, min_workers=0, ceiling=8, max_in_flight=2, release_after_s=5)
+    assert ask.want(queued=0, workers=2) == 2
+    assert ask.want(queued=4, workers=2) == 4  # two more workers' worth waits
+    assert ask.want(queued=5, workers=2) == 5
+    assert ask.want(queued=100, workers=2) == 8  # the ceiling
+    assert ResourceAsk(bundle={}, min_workers=3, ceiling=None, max_in_flight=2, release_after_s=5).want(0, 1) == 3
