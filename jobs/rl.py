@@ -184,7 +184,11 @@ class RLController:
         rc = cfg.rollout_config()
         self.rollouts = [RolloutActor.options(num_gpus=cfg.engine.gpus, num_cpus=0 if cfg.engine.gpus else 1).remote(
             rc, self.job.pool.handle) for _ in range(cfg.engine.actors)]
+        t0 = time.perf_counter()
+        ray.get([r.policy_version.remote() for r in self.rollouts])  # the engines started (not a step's time)
         got = ray.get(self.learner.policy_version.remote())  # also: the learner loaded (and resumed)
+        self.log(f"jobs.rl: {len(self.rollouts)} rollout actor(s) and the learner ready in "
+                 f"{time.perf_counter() - t0:.1f} s")
         if got != self.version:
             raise RuntimeError(f"learner resumed at version {got}, the checkpoint says {self.version}")
         if self.version > 0:
