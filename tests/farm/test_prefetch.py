@@ -1,0 +1,69 @@
+"""Baselines off the candidate's path, through the farm on an embedded Ray (a CPU worker): the pool
+is told which tasks come next, the worker measures their baselines while idle, and the candidates'
+verifications find them cached (they measure none); a verdict that deferred its torch.compile
+baseline (eager reward) gets it measured after the verdict, and the figure joins the records."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from kgym.contract import EvalRequest
+from kgym.records import load
+from kgym.records.baselines import load_baselines
+from kgym.verify.verifier import DEFERRED_NOTE
+from ray_cluster import PoolConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
+from ray_cluster.prefetch import BaselineRequest
+
+from farm_helpers import QUICK, relu_task
+
+pytestmark = pytest.mark.slow
+
+
+def test_prefetched_baselines_are_used_and_a_deferred_compile_figure_joins_the_records(ray_local, tmp_path):
+    ray = ray_local
+    cache = tempfile.mkdtemp(prefix="kgym-prefetch-cache-", dir=tmp_path)  # nothing cached by other tests
+    sink = RecordSink.remote(SinkConfig(root=str(tmp_path / "records"), run_id="r", job_id="t", flush_rows=1,
+                                        flush_seconds=0.5))
+    config = PoolConfig(workers=1, use_gpus=False, worker=WorkerConfig(spares=1, verify=dict(QUICK), cache_dir=cache))
+    ahead, deferred = [relu_task(s) for s in (301, 302)], relu_task(303)
+    with VerifierPool(config, sink=sink) as pool:
+        actor = pool.actor(pool.worker_ids()[0])
+        # eager and compile items per task (compile is skipped on the CPU: not used there by default)
+        assert pool.prefetch([BaselineRequest.for_task(t) for t in ahead]) == 4
+        assert pool.prefetch([EvalRequest.for_task(ahead[0], ahead[0].solution)]) == 0  # already queued
+        assert ray.get(actor.settle_baselines.remote(240))
+        stats = ray.get(actor.baseline_stats.remote())
+        assert stats.measured == 2 and not stats.failed, stats
+
+        first = list(pool.run([EvalRequest.for_task(t, t.solution) for t in ahead]))
+        for r in first:
+            v = r.verdict
+            assert v.passed, (v.gate, v.reason)
+            assert v.timings["eager"].cached and v.stages_s["baselines_measured"] == 0.0
+
+        (late,) = pool.run([EvalRequest.for_task(deferred, deferred.solution, measure_compile=True,
+                                                 defer_compile=True)])
+        v = late.verdict
+        assert v.passed and v.timings["compile"] is None and DEFERRED_NOTE in v.notes
+        assert ray.get(actor.settle_baselines.remote(240))  # torch.compile on the CPU: ~13 s
+        stats = ray.get(actor.baseline_stats.remote())
+        assert stats.measured == 3 and stats.rows == 4 and not stats.emit_errors, stats
+        pool.drain()
+    ray.get(sink.close.remote())
+
+    run = tmp_path / "records" / "r"
+    table = load_baselines(run)
+    got = sorted(zip(table["source"], table["kind"], table["verify_seed"]))
+    assert got == [("candidate", "eager", 303), ("deferred", "compile", 303), ("prefetch", "eager", 301),
+                   ("prefetch", "eager", 302)]
+    stored = load(run, baselines=False)
+    assert len(stored) == 3 and stored["compile_ms"].isna().all()  # the verdicts as they were given
+    df = load(run).set_index("verify_seed")
+    row = df.loc[303]
+    assert row["compile_from"] == "baselines" and row["eager_from"] == "verdict"
+    compile_ms = table[table["kind"] == "compile"]["median_ms"].iloc[0]
+    assert row["compile_ms"] == compile_ms
+    assert row["speedup_compile"] == pytest.approx(compile_ms / row["candidate_ms"])
+    assert df.loc[[301, 302], "compile_from"].isna().all()  # none was measured for those
