@@ -67,6 +67,9 @@ class FarmSection:
     """[farm]: the verifier workers and the service that feeds them (`ray_cluster.PoolConfig`)."""
 
     workers: int | None = option(None, "verifier workers; omit: one per GPU of the cluster, else one per CPU", ge=1)
+    min_workers: int = option(0, "fewer workers than this: the farm asks the autoscaler for the missing GPUs",
+                              ge=0, le=100_000)
+    max_workers: int | None = option(None, "at most this many workers as nodes join; omit: one per GPU", ge=1)
     use_gpus: bool | None = option(None, "workers on GPUs (one each); omit: when the cluster has GPUs")
     cpus_per_worker: float = option(1.0, "CPUs Ray reserves for each worker", gt=0)
     max_in_flight: int = option(2, "calls queued on one worker: one running, the rest ready to start", ge=1, le=64)
@@ -95,7 +98,8 @@ class FarmSection:
     def pool_config(self, verify: Mapping[str, Any] | None = None) -> Any:
         from ray_cluster.pool_config import PoolConfig
 
-        return PoolConfig(workers=self.workers, use_gpus=self.use_gpus, cpus_per_worker=self.cpus_per_worker,
+        return PoolConfig(workers=self.workers, min_workers=self.min_workers, max_workers=self.max_workers,
+                          use_gpus=self.use_gpus, cpus_per_worker=self.cpus_per_worker,
                           max_in_flight=self.max_in_flight, max_attempts=self.max_attempts,
                           call_timeout_s=self.call_timeout_s, probe_interval_s=self.probe_interval_s,
                           probe_timeout_s=self.probe_timeout_s, start_timeout_s=self.start_timeout_s,
