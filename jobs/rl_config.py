@@ -119,9 +119,10 @@ class SamplingSection:
         choice = None
         if self.choice_file is not None:
             try:
-                choice = tuple(json.loads(Path(self.choice_file).read_text()))
+                loaded = json.loads(Path(self.choice_file).read_text())
             except (OSError, ValueError) as e:
                 raise ConfigError(f"sampling.choice_file {self.choice_file!r}: {e}") from None
+            choice = tuple(loaded) if isinstance(loaded, list) else ()
             if not choice or not all(isinstance(c, str) for c in choice):
                 raise ConfigError(f"sampling.choice_file {self.choice_file!r}: need a JSON list of strings")
         return SamplingConfig(temperature=self.temperature, max_tokens=self.max_tokens, group_size=group_size,

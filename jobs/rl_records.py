@@ -198,7 +198,11 @@ def conform(table: Table, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     cols = COLUMNS[Table(table)]
     names = {n for n, *_ in cols}
     rows = [dict(r) for r in rows]
+    import datetime as dt
+
+    now = dt.datetime.now(dt.UTC)
     for r in rows:
+        r.setdefault("recorded_at", now)
         extra = set(r) - names
         if extra:
             raise ValueError(f"{table} rows have unknown column(s) {sorted(extra)}")
