@@ -12,6 +12,13 @@ curriculum rung. The flags are shorthands for `DemoConfig` keys (`--out` is `rec
 TOML config and `--set` give in full. Each verdict is reported back to the curriculum.
 Exit status 0 when every answer got the verdict it should (solutions pass, wrong answers and
 exploits are rejected, exploits at their expected gate), 1 otherwise.
+
+The demo's rows are scored against eager PyTorch (the sink's default `RewardConfig`), so by default
+(`compile_baselines = "defer"`) no verdict waits for a torch.compile baseline: the farm is told the
+tasks ahead (`VerifierPool.prefetch`) and measures the compile figures when its workers are idle,
+and those measured join the records (docs/farm.md, "Baselines off the candidate's path"). "finish"
+also waits for all of them before the demo ends; "wait" is the old path, where a task's first
+verdict waits for its compile baseline.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ EXPLOITS = {"torch_fallback": "isolation", "infinite_loop": "timeout", "exit_pro
             "hardcoded_output": "launch", "huge_allocation": "crash"}
 CPU_VERIFY = {"timed_runs": 5, "warmup_runs": 1, "max_remeasure": 1}  # the interpreter is slow; speed is not the point
 EXPLOIT_TIMEOUT_S = 8.0  # per request to a hostile candidate (the infinite loop costs one worker this long)
+FINISH_BASELINES_S = 1800.0  # compile_baselines = "finish": the longest the demo waits for them
 
 
 CPU_SPARES = 2  # spares per CPU worker unless farm.spares says otherwise (one is not enough for the demo's mix)
@@ -54,6 +62,10 @@ class DemoConfig:
     seed: int = option(0, "curriculum seed", ge=0)
     per_family: int = option(1, "tasks drawn per family", ge=1, le=100)
     exploits: bool = option(True, "also send the hostile answers")
+    compile_baselines: str = option("defer", "torch.compile baselines: defer (no verdict waits; measured while "
+                                    "workers idle), finish (defer, then wait for them all before the end), "
+                                    "wait (each task's first verdict waits, the old path)",
+                                    choices=("defer", "finish", "wait"))
     records: RecordsSection = section(RecordsSection, "where the rows go", out="out/demo", run_id="", job_id="demo")
     farm: FarmSection = section(FarmSection, "the verifier workers")
     metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter", port=0)
@@ -81,6 +93,9 @@ def build_requests(task_actor, families: list[str], config: DemoConfig, size: st
     from kgym.tasks import make
 
     requests, expect, skipped = [], {}, []
+    verify = {} if gpu else dict(CPU_VERIFY)
+    if config.compile_baselines != "wait":
+        verify["defer_compile"] = True  # the rows are scored vs eager: no verdict waits for torch.compile
     drawn = [task_actor.sample_family.remote(f, config.per_family) for f in families]
     for family, ref in zip(families, drawn):
         try:
@@ -91,7 +106,7 @@ def build_requests(task_actor, families: list[str], config: DemoConfig, size: st
         for task in tasks:
             kinds = [("solution", task.solution)] + ([("wrong", task.wrong)] if task.wrong else [])
             for kind, source in kinds:
-                req = EvalRequest.for_task(task, source, label=kind, **({} if gpu else CPU_VERIFY))
+                req = EvalRequest.for_task(task, source, label=kind, **verify)
                 requests.append(req)
                 expect[req.evaluation_id] = Expectation(kind, task.task_id)
     if config.exploits:
@@ -99,7 +114,7 @@ def build_requests(task_actor, families: list[str], config: DemoConfig, size: st
         for name, gate in EXPLOITS.items():
             source = (ANSWERS / f"{name}.py").read_text()
             req = EvalRequest.for_task(relu, source, label=f"exploit:{name}", timeout_s=EXPLOIT_TIMEOUT_S,
-                                       **({} if gpu else CPU_VERIFY))
+                                       **verify)
             requests.append(req)
             expect[req.evaluation_id] = Expectation("exploit", name, gate)
     # Interleave families so every worker sees a mix, and the slow hostile ones start early.
@@ -144,6 +159,8 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
                       f"{'GPU' if pool.gpu else 'CPU'} worker(s)")
         for s in skipped:
             console.print(f"[yellow]skipped family[/] {s}")
+        if config.compile_baselines != "wait":
+            pool.prefetch(requests)  # measured by workers while idle; the verdicts never wait for them
         results = []
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=console, transient=False) as progress:
@@ -156,6 +173,12 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
                 progress.update(bar, advance=1, description=f"{r.request.task['family']:<13} {r.request.label:<22} {g}")
 
             report = stream(pool, job.sink, requests, on_result=on_result)
+        verdicts_s = time.perf_counter() - t0
+        if config.compile_baselines == "finish":
+            t = time.perf_counter()
+            settled = ray.get([pool.actor(w).settle_baselines.remote(FINISH_BASELINES_S) for w in pool.worker_ids()])
+            console.print(f"deferred torch.compile baselines measured in {time.perf_counter() - t:.1f} s"
+                          + ("" if all(settled) else " [yellow](some still pending: time limit)[/]"))
         summary = job.finish()
         console.print(family_table(results, expect))
         if config.exploits:
@@ -164,7 +187,8 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
         wall = time.perf_counter() - t0
         for p in problems:
             console.print(f"[red]unexpected[/]: {p}")
-        console.print(f"{len(results)} evaluations in {wall:.1f} s ({report.pool.replaced} worker(s) replaced, "
+        console.print(f"{len(results)} evaluations in {wall:.1f} s (the last verdict at {verdicts_s:.1f} s; "
+                      f"{report.pool.replaced} worker(s) replaced, "
                       f"{report.pool.retried} farm retries); records: {summary.run_path} "
                       f"(`kgym replay {summary.run_path}`)")
         console.print("[green]every answer got the verdict it should[/]" if not problems

@@ -197,10 +197,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     ref = _read(args.reference, "reference")
     cand = _read(args.candidate, "candidate")
     try:
-        # The compile baseline is measured on a GPU anyway; on the CPU only when the reward needs it.
+        # The compile baseline is used on a GPU anyway; on the CPU only when the reward needs it. An
+        # eager reward never waits for one that is not cached (docs/verify.md: defer_compile).
         measure_compile = True if args.baseline in ("compile", "joint") else None
         config = VerifyConfig(device=args.device, hybrid=args.hybrid, seed=args.seed, timed_runs=args.runs,
-                              timeout_s=args.timeout, measure_compile=measure_compile)
+                              timeout_s=args.timeout, measure_compile=measure_compile,
+                              defer_compile=args.baseline == "eager")
         config.resolved_device()
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -58,8 +58,9 @@ QUIET_BELOW_MS = 2.0
 # probability about exp(-CHECKED_RUNS / 2) (1.8%).
 CHECKED_RUNS = 8
 DEFERRED_NOTE = ("torch.compile baseline deferred: none is cached for this task, shape and GPU, and the reward's "
-                 "baseline is eager, so the verdict does not wait for it (the farm measures it after the verdict "
-                 "and its figure joins the records)")
+                 "baseline is eager, so the verdict does not wait for it (a farm worker measures it after the "
+                 "verdict and its figure joins the records; a one-shot `kgym verify` leaves it out: "
+                 "--baseline joint measures it)")
 
 
 @dataclass(frozen=True)
@@ -100,13 +101,13 @@ class VerifyConfig:
 class Verifier:
     def __init__(self, config: VerifyConfig = VerifyConfig(), *, spares: int = 1,
                  cache_dir: str | None = None, case_secret: bytes | None = None,
-                 quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE):
+                 quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE, zygote: bool = Sandbox.DEFAULT_ZYGOTE):
         self.config = config
         self.device = config.resolved_device()
         exact_fp32()  # references and baselines in true FP32 (see precision.py)
         if self.device.type == "cuda" and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
-        self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode)
+        self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode, zygote=zygote)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
