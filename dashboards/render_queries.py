@@ -31,25 +31,34 @@ HERE = Path(__file__).resolve().parent
 DASHBOARD = HERE / "kgym.json"
 
 
+FARM_ROW = "Verification farm"  # kgym/metrics.py's kgym_* metrics: the farm's record sink, kgym verify
+RL_ROW = "RL"  # jobs/rl_metrics.py's kgym_rl_* metrics: the RL driver
+
+
 @dataclass(frozen=True)
 class PanelQuery:
     panel: str
     expr: str  # as written in the dashboard
     legend: str
     heatmap: bool = False  # buckets by `le`, drawn as a heatmap
+    row: str = ""  # title of the dashboard row the panel sits in ("" above the first row)
 
 
-def dashboard_queries(path: Path = DASHBOARD) -> list[PanelQuery]:
-    """Every target expression of every panel (rows' nested panels included)."""
+def dashboard_queries(path: Path = DASHBOARD, rows: tuple[str, ...] | None = None) -> list[PanelQuery]:
+    """Every target expression of every panel, in dashboard order, with the row each panel sits in
+    (an expanded row's panels follow it at the top level; a collapsed row nests them); `rows` keeps
+    only those rows' queries."""
     dash = json.loads(Path(path).read_text())
     out = []
-    stack = list(dash["panels"])
-    while stack:
-        p = stack.pop(0)
-        stack.extend(p.get("panels", []))
-        for t in p.get("targets", []):
-            out.append(PanelQuery(p["title"], t["expr"], t.get("legendFormat", ""), t.get("format") == "heatmap"))
-    return out
+    row = ""
+    for top in dash["panels"]:
+        if top.get("type") == "row":
+            row = top.get("title", "")
+        for p in ([top] if top.get("type") != "row" else []) + list(top.get("panels", [])):
+            for t in p.get("targets", []):
+                out.append(PanelQuery(p["title"], t["expr"], t.get("legendFormat", ""), t.get("format") == "heatmap",
+                                      row))
+    return [q for q in out if rows is None or q.row in rows]
 
 
 def fill_variables(expr: str, rate_interval: str = "1m", family: str = ".*") -> str:
@@ -185,12 +194,13 @@ def _heatmap(ax, result: list[dict], start: float) -> None:
     ax.set_ylabel("speedup bucket (le)", fontsize=7)
 
 
-def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval: str = "30s") -> Path:
-    """One subplot per panel: each query's series over [start, end] as Prometheus returns them."""
+def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval: str = "30s",
+           rows: tuple[str, ...] = (FARM_ROW,), what: str = "a local CPU run") -> Path:
+    """One subplot per panel of `rows`: each query's series over [start, end] as Prometheus returns them."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    queries = dashboard_queries()
+    queries = dashboard_queries(rows=rows)
     panels: dict[str, list[PanelQuery]] = {}
     for q in queries:
         panels.setdefault(q.panel, []).append(q)
@@ -217,8 +227,8 @@ def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval:
         ax.tick_params(labelsize=7)
         if ax.lines and len(ax.lines) <= 12:
             ax.legend(fontsize=6, loc="best")
-    fig.suptitle("kgym dashboard queries (dashboards/kgym.json) from a real Prometheus, "
-                 "scraping a local CPU run", fontsize=11)
+    fig.suptitle(f"kgym dashboard queries (dashboards/kgym.json, row{'s' if len(rows) > 1 else ''} "
+                 f"{', '.join(rows)}) from a real Prometheus, scraping {what}", fontsize=11)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp"

@@ -69,7 +69,7 @@ def test_every_dashboard_query_returns_data_from_prometheus(verifier, tmp_path: 
             _wait(prom, "sum(kgym_evaluations_total)", 5.0)
             time.sleep(1.5)  # one more scrape of the final gauges
             empty = []
-            queries = rq.dashboard_queries()
+            queries = rq.dashboard_queries(rows=(rq.FARM_ROW,))  # the RL row: tests/rljob/test_rl_obs_run.py
             assert len(queries) >= 12
             for q in queries:
                 expr = rq.fill_variables(q.expr, rate_interval="5m")
