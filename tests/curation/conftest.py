@@ -13,13 +13,11 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "rl"))
 import synthetic  # noqa: E402 - test helpers import by name
+from curation_helpers import CPU_VERIFY, RUN_ID, curate_config  # noqa: E402
 
 from kgym.curation import CurateConfig, CurationResult, LocalBackend, curate  # noqa: E402
 
 from tiny import save_tiny  # noqa: E402
-
-# Tiny shapes and few timed runs: the Triton interpreter pays ~0.7 ms per program launched.
-CPU_VERIFY = {"device": "cpu", "timed_runs": 3, "warmup_runs": 1, "max_remeasure": 0}
 
 
 @dataclass(frozen=True)
@@ -34,17 +32,6 @@ class Curated:
 def tiny_dir(tmp_path_factory) -> Path:
     path, _ = save_tiny(tmp_path_factory.mktemp("tiny-qwen2"))
     return path
-
-
-RUN_ID = "synthetic"
-
-
-def curate_config(tmp: Path, source: Path, tokenizer: Path, **kw) -> CurateConfig:
-    kb = synthetic.KERNELBENCH if synthetic.KB_PROBLEM.is_file() else None
-    base = dict(input=str(source), out=str(tmp / "out"), kernelbench=None if kb is None else str(kb),
-                target_elements=2048, size="tiny", tokenizer=str(tokenizer))
-    base.update(kw)
-    return CurateConfig(**base)
 
 
 @pytest.fixture(scope="session")

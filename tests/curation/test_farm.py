@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("ray")
 
-from conftest import CPU_VERIFY, curate_config  # noqa: E402, I001
+from curation_helpers import CPU_VERIFY, curate_config  # noqa: E402, I001
 
 from jobs.config import build  # noqa: E402
 from jobs.curate import CurateJobConfig, FarmBackend  # noqa: E402

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import synthetic
-from conftest import curate_config
+from curation_helpers import curate_config
 
 from kgym.contract import Episode, Gate, Verdict
 from kgym.curation import Stage, curate

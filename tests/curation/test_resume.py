@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conftest import RUN_ID
+from curation_helpers import RUN_ID
 
 from kgym.curation import curate, recorded_verdicts
 from kgym.records.layout import run_dir
