@@ -1,7 +1,8 @@
 """The candidate's process: loads one candidate, runs the forwards and timings the parent asks for.
 
-Started by `kgym.verify.sandbox` as `python -m kgym.verify.child` in a private temp dir with a
-scrubbed environment and a socket as its only inherited descriptor. It warms up (torch, Triton's
+Started by `kgym.verify.sandbox` in a private temp dir with a scrubbed environment and a socket as
+its only inherited descriptor: forked from the sandbox's zygote (`kgym.verify.zygote`, which calls
+`after_fork` and `start` here) or, on the old path, as `python -m kgym.verify.child`. It warms up (torch, Triton's
 compiler, the device, the profiler), says `ready`, then serves commands:
   load     write the candidate to candidate.py, arm the tripwires, import it, build ModelNew
   forward  run one forward on buffers the parent lent, under the guard (and the profiler), copy the
@@ -660,13 +661,57 @@ def _poison(device: torch.device, nbytes: int) -> None:
         pass
 
 
-def main() -> None:
-    sock = socket.socket(fileno=int(os.environ["KGYM_CHILD_FD"]))
+def after_fork(threads: int | None = None) -> None:
+    """In a process forked from the zygote (kgym.verify.zygote), once its environment has been
+    replaced by the spare's: give it what a cold `python -m kgym.verify.child` would have of its own.
+    - Random generators: forked siblings would otherwise draw the same numbers. Python's `random`,
+      numpy's global generator (where numpy is loaded) and torch's (CPU, and CUDA's queued seed) are
+      reseeded from os.urandom. The candidate's parameters are drawn after `load` seeds torch with
+      the public seed, as before.
+    - What the zygote's imports computed from its own environment: tempfile's cached temp dir, the
+      reference module's source dir (made at import), Triton's home dir default, site's user dirs.
+    - CPU threads: torch's intra-op count where the spare's environment sets one (OpenMP read the
+      zygote's at load); numpy's OpenBLAS pool, which OpenBLAS shuts down before a fork, is started
+      again as numpy's import starts it in a cold process (the Triton interpreter runs numpy's matmul,
+      and the thread count is read at load: a pool starting later would read as a candidate's thread).
+    """
+    import random
+    import site
+    import tempfile
+
+    random.seed(os.urandom(32))
+    np = sys.modules.get("numpy")
+    if np is not None and "numpy.random" in sys.modules:
+        np.random.seed(int.from_bytes(os.urandom(4), "little"))
+    torch.manual_seed(int.from_bytes(os.urandom(8), "little") >> 1)
+    tempfile.tempdir = None
+    reference = sys.modules.get("kgym.verify.reference")
+    if reference is not None:
+        reference.SOURCE_DIR = tempfile.mkdtemp(prefix="kgym-ref-")
+    knobs = sys.modules.get("triton.knobs")
+    home = getattr(type(getattr(knobs, "cache", None)), "__dict__", {}).get("home_dir")
+    if home is not None and hasattr(home, "default"):
+        home.default = os.path.expanduser("~/")
+    site.USER_BASE = site.USER_SITE = None
+    if threads:
+        torch.set_num_threads(int(threads))
+    if np is not None:
+        a = np.ones((256, 256))
+        (a @ a).sum()
+        del a
+
+
+def start(sock: socket.socket) -> None:
+    """The child's normal start and command loop, then exit (never returns)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     Child(sock).serve()
     sock.close()
     sys.stdout.flush()
     os._exit(0)
+
+
+def main() -> None:
+    start(socket.socket(fileno=int(os.environ["KGYM_CHILD_FD"])))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,16 @@
-"""The parent's side of the sandbox: fresh candidate processes, a pre-warmed spare, hard deadlines.
+"""The parent's side of the sandbox: fresh candidate processes, pre-warmed spares, hard deadlines.
 
 Each candidate gets its own process (`kgym.verify.child`), started in its own session (so the whole
 process group can be killed), in a private temp dir as its cwd, with a scrubbed environment, no
-inherited descriptors but one socket, stdout/stderr to files. Spares are kept started and warm
-(torch and Triton imported, device and profiler initialised) so that cost is paid ahead of time.
-A hang, a crash or a malformed reply raises `ChildFailure`, which the verifier turns into a
-`timeout` or `crash` verdict; the process is then killed and never reused.
+inherited descriptors but one socket (and the tripwires' report pipe), stdout/stderr to files. Spares
+are kept started and warm (torch and Triton imported, device and profiler initialised) so that cost
+is paid ahead of time. A hang, a crash or a malformed reply raises `ChildFailure`, which the verifier
+turns into a `timeout` or `crash` verdict; the process is then killed and never reused.
+
+A process is started one of two ways (`Sandbox(zygote=...)`): forked from the sandbox's zygote
+(kgym.verify.zygote: a process that has imported torch, Triton and the child's code and touched
+neither the device nor any secret), the default; or, the old path, as a cold
+`python -m kgym.verify.child` through Popen. Either way the result is the same process (docs/spares.md).
 """
 
 from __future__ import annotations
@@ -21,10 +26,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections import deque
 from typing import Any
 
 from kgym.verify.wire import WireError, recv_reply, send_command
+from kgym.verify.zygote import CHILD_FD, REPORT_FD, ZygoteClient, ZygoteError, proc_stat
 
 _KGYM_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Environment variables a child keeps (device selection, compilers, libraries); everything else goes.
@@ -52,8 +59,89 @@ def _proc_state(pid: int) -> str | None:
         return None
 
 
+# The exit code of a forked process whose zygote died before reporting it (real codes are 0-255,
+# or a negative signal number).
+EXIT_UNKNOWN = 256
+
+
+def _child_env(device: str, workdir: str, *, threads: int | None, child_fd: int, report_fd: int) -> dict[str, str]:
+    """The scrubbed environment of a candidate process (and, with its own workdir, of the zygote)."""
+    env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
+    env.update({
+        "HOME": workdir,
+        "TMPDIR": workdir,
+        "TRITON_CACHE_DIR": os.path.join(workdir, "triton-cache"),
+        "PYTHONPATH": os.pathsep.join([_KGYM_ROOT] + [p for p in sys.path if p and os.path.isdir(p)]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "KGYM_DEVICE": device,
+    })
+    if child_fd >= 0:
+        env["KGYM_CHILD_FD"] = str(child_fd)
+        env["KGYM_REPORT_FD"] = str(report_fd)
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
+    return env
+
+
+class _ForkedProc:
+    """A process forked by the zygote, seen through the few parts of Popen's interface the sandbox
+    uses (pid, poll, wait, returncode). The zygote is its parent: the exit code is what the zygote
+    reports, and the zygote keeps the dead process a zombie (its pid reserved) until `release`. Were
+    the zygote to die, the process lives on (reparented to init) and /proc tells whether it is gone;
+    its start time guards against a pid used again by another process."""
+
+    def __init__(self, zygote: ZygoteClient, pid: int, starttime: int):
+        self.zygote = zygote
+        self.pid = pid
+        self.starttime = starttime
+        self.returncode: int | None = None
+
+    def signal_ok(self) -> bool:
+        """May the process group `pid` be signalled? Yes while the leader is this process, and once no
+        process has the pid at all (a pid still used as a group id is not given out again, so only
+        this group's own members can carry it); no if another process has the pid now."""
+        stat = proc_stat(self.pid)
+        return stat is None or stat[3] == self.starttime
+
+    def poll(self) -> int | None:
+        if self.returncode is not None:
+            return self.returncode
+        code = self.zygote.exit_code(self.pid)
+        if code is not None:
+            self.returncode = code
+            return code
+        stat = proc_stat(self.pid)
+        if stat is None or stat[3] != self.starttime:
+            self.returncode = EXIT_UNKNOWN  # gone, and nobody told us how
+        elif stat[0] in ("Z", "X") and not self.zygote.alive():
+            self.returncode = EXIT_UNKNOWN
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.0005
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.02)
+        return self.returncode
+
+    def dead(self) -> bool:
+        """Dead (a zombie or gone), whether or not its exit code is known yet."""
+        if self.poll() is not None:
+            return True
+        stat = proc_stat(self.pid)
+        return stat is None or stat[3] != self.starttime or stat[0] in ("Z", "X")
+
+
 class CandidateProcess:
-    def __init__(self, device: str, *, threads: int | None = None):
+    def __init__(self, device: str, *, threads: int | None = None, zygote: ZygoteClient | None = None):
+        """A fresh candidate process: forked by `zygote` when one is given (ZygoteError if it cannot),
+        else started cold with Popen."""
         self.device = device
         self.workdir = tempfile.mkdtemp(prefix="kgym-cand-")
         os.chmod(self.workdir, 0o700)
@@ -61,38 +149,49 @@ class CandidateProcess:
         # The tripwires' append-only channel: what the child writes here, it cannot take back.
         report_r, report_w = os.pipe()
         os.set_blocking(report_r, False)
-        env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
-        env.update({
-            "HOME": self.workdir,
-            "TMPDIR": self.workdir,
-            "TRITON_CACHE_DIR": os.path.join(self.workdir, "triton-cache"),
-            "PYTHONPATH": os.pathsep.join([_KGYM_ROOT] + [p for p in sys.path if p and os.path.isdir(p)]),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "KGYM_CHILD_FD": str(child_sock.fileno()),
-            "KGYM_REPORT_FD": str(report_w),
-            "KGYM_DEVICE": device,
-        })
-        if device == "cpu":
-            env["TRITON_INTERPRET"] = "1"
-            env["CUDA_VISIBLE_DEVICES"] = ""
-        if threads:
-            env["OMP_NUM_THREADS"] = str(threads)
         self.stdout_path = os.path.join(self.workdir, "stdout.txt")
         self.stderr_path = os.path.join(self.workdir, "stderr.txt")
-        with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "kgym.verify.child"],
-                cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                close_fds=True, pass_fds=(child_sock.fileno(), report_w), start_new_session=True)
-        child_sock.close()
-        os.close(report_w)
+        self.forked = zygote is not None
+        self.started = time.monotonic()
+        try:
+            with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
+                if zygote is not None:
+                    env = _child_env(device, self.workdir, threads=threads, child_fd=CHILD_FD, report_fd=REPORT_FD)
+                    pid, starttime = zygote.spawn(env, self.workdir,
+                                                  [child_sock.fileno(), report_w, out.fileno(), err.fileno()],
+                                                  threads=threads)
+                    self.proc: subprocess.Popen | _ForkedProc = _ForkedProc(zygote, pid, starttime)
+                else:
+                    env = _child_env(device, self.workdir, threads=threads, child_fd=child_sock.fileno(),
+                                     report_fd=report_w)
+                    self.proc = subprocess.Popen(
+                        [sys.executable, "-P", "-m", "kgym.verify.child"],
+                        cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                        close_fds=True, pass_fds=(child_sock.fileno(), report_w), start_new_session=True)
+        except BaseException:
+            parent_sock.close()
+            os.close(report_r)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        finally:
+            child_sock.close()
+            os.close(report_w)
         self.sock = parent_sock
         self._report_fd = report_r
         self._report_buf = b""
         self.reports: list[tuple[str, str]] = []  # (gate, reason), in the order the child wrote them
-        self.started = time.monotonic()
         self.ready_info: dict[str, Any] | None = None
         self.warming = False  # told to warm up (touch the device), not yet seen ready
+
+    def _signal_group(self, sig: int) -> bool:
+        """Signal the whole process group (the process and any compiler it runs). False if gone."""
+        if isinstance(self.proc, _ForkedProc) and not self.proc.signal_ok():
+            return False
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
 
     def warm(self) -> None:
         """Let the process start its device part (it has been importing on the host until now)."""
@@ -108,9 +207,7 @@ class CandidateProcess:
         to `settle_s`, until the process is seen stopped (signals are delivered asynchronously).
         Device work it already queued still finishes; it queues no more until `resume`. False if
         the process is gone."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGSTOP)
-        except (ProcessLookupError, PermissionError):
+        if not self._signal_group(signal.SIGSTOP):
             return False
         deadline = time.monotonic() + settle_s
         while _proc_state(self.proc.pid) not in ("T", "t", "Z", "X", None) and time.monotonic() < deadline:
@@ -118,10 +215,7 @@ class CandidateProcess:
         return True
 
     def resume(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGCONT)
-        except (ProcessLookupError, PermissionError):
-            pass
+        self._signal_group(signal.SIGCONT)
 
     def _recv(self, timeout: float) -> dict[str, Any]:
         sel = selectors.DefaultSelector()
@@ -144,6 +238,8 @@ class CandidateProcess:
             code = None
         if code is None:
             head = f"the candidate's process broke the protocol ({what})"
+        elif code == EXIT_UNKNOWN:
+            head = "the candidate's process died before answering (its exit status was lost with its zygote)"
         elif code < 0:
             head = f"the candidate's process was killed by signal {signal.Signals(-code).name}"
         else:
@@ -229,12 +325,15 @@ class CandidateProcess:
         return reply
 
     def kill(self) -> None:
+        self._signal_group(signal.SIGKILL)
         try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=10)
+            if isinstance(self.proc, _ForkedProc):
+                deadline = time.monotonic() + 10
+                while not self.proc.dead() and time.monotonic() < deadline:
+                    time.sleep(0.0005)
+                self.proc.zygote.release(self.proc.pid)
+            else:
+                self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
         self.sock.close()
@@ -259,19 +358,80 @@ class Sandbox:
     # pause: on four H200s 27 candidates/min per GPU and 2.2 s per verification, against 5.5/min and
     # ~11 s when each timed block waited for the newest spare's device start (benchmarks/farm_throughput.py)
     DEFAULT_QUIET_MODE = "pause"
+    # Spares forked from a zygote (kgym.verify.zygote) rather than started cold (docs/spares.md).
+    DEFAULT_ZYGOTE = True
 
     def __init__(self, device: str, *, spares: int = 1, start_timeout_s: float = 300.0,
-                 quiet_mode: str = DEFAULT_QUIET_MODE):
+                 quiet_mode: str = DEFAULT_QUIET_MODE, zygote: bool = DEFAULT_ZYGOTE,
+                 zygote_start_timeout_s: float = 120.0):
         if quiet_mode not in self.QUIET_MODES:
             raise ValueError(f"quiet_mode {quiet_mode!r}: use one of {', '.join(self.QUIET_MODES)}")
         self.device = device
         self.spares = spares
         self.quiet_mode = quiet_mode
         self.start_timeout_s = start_timeout_s
+        self.zygote_start_timeout_s = zygote_start_timeout_s
         self.gated = device.startswith("cuda")
         self._quiet = False
-        self._ready: deque[CandidateProcess] = deque(CandidateProcess(device) for _ in range(spares))
+        self.use_zygote = zygote
+        self.zygote: ZygoteClient | None = None
+        self.zygote_starts = 0  # zygotes started (more than one: one died or broke and was replaced)
+        self.zygote_fallback: str | None = None  # why this sandbox went back to Popen, if it did
+        if zygote:
+            self._start_zygote()  # it imports while the caller goes on; the first fork waits for it
+        self._ready: deque[CandidateProcess] = deque(self._new_process() for _ in range(spares))
         self._release()
+
+    # --- starting processes ------------------------------------------------------------------
+    def _start_zygote(self) -> None:
+        workdir = tempfile.mkdtemp(prefix="kgym-zygote-")
+        os.chmod(workdir, 0o700)
+        env = _child_env(self.device, workdir, threads=None, child_fd=-1, report_fd=-1)
+        try:
+            self.zygote = ZygoteClient(env, workdir, os.path.join(workdir, "stdout.txt"),
+                                       os.path.join(workdir, "stderr.txt"))
+        except OSError as e:
+            shutil.rmtree(workdir, ignore_errors=True)
+            self.zygote = None
+            self._fall_back(f"the zygote could not be started: {e}")
+            return
+        self.zygote_starts += 1
+
+    def _stop_zygote(self) -> None:
+        z, self.zygote = self.zygote, None
+        if z is not None:
+            z.close()
+            shutil.rmtree(z.workdir, ignore_errors=True)
+
+    def _fall_back(self, why: str) -> None:
+        self.use_zygote = False
+        self.zygote_fallback = why
+        warnings.warn(f"kgym sandbox: {why[:1500]}; candidate processes are started cold (Popen) from now on",
+                      RuntimeWarning, stacklevel=3)
+
+    def _new_process(self) -> CandidateProcess:
+        """A fresh process: forked from the zygote (a dead or broken zygote is replaced once; if the
+        new one fails too, the sandbox falls back to Popen for good), or started cold."""
+        last = ""
+        for attempt in range(2):
+            if not self.use_zygote:
+                break
+            if self.zygote is None or not self.zygote.alive():
+                self._stop_zygote()
+                self._start_zygote()
+                if self.zygote is None:
+                    break
+            try:
+                self.zygote.wait_hello(self.zygote_start_timeout_s)
+                return CandidateProcess(self.device, zygote=self.zygote)
+            except ZygoteError as e:
+                last = str(e)
+                self._stop_zygote()
+                if attempt == 0:
+                    continue
+        if self.use_zygote:
+            self._fall_back(f"the zygote failed twice in a row ({last})")
+        return CandidateProcess(self.device)
 
     def _release(self) -> None:
         if not self._quiet:
@@ -280,10 +440,10 @@ class Sandbox:
 
     def acquire(self) -> CandidateProcess:
         """The oldest spare (or a new process); the caller waits for `ready` with a deadline."""
-        proc = self._ready.popleft() if self._ready else CandidateProcess(self.device)
+        proc = self._ready.popleft() if self._ready else self._new_process()
         proc.warm()
         while len(self._ready) < self.spares:
-            self._ready.append(CandidateProcess(self.device))
+            self._ready.append(self._new_process())
         self._release()
         return proc
 
@@ -322,6 +482,7 @@ class Sandbox:
     def close(self) -> None:
         while self._ready:
             self._ready.popleft().kill()
+        self._stop_zygote()
 
     def __enter__(self) -> Sandbox:
         return self

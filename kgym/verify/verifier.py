@@ -101,13 +101,13 @@ class VerifyConfig:
 class Verifier:
     def __init__(self, config: VerifyConfig = VerifyConfig(), *, spares: int = 1,
                  cache_dir: str | None = None, case_secret: bytes | None = None,
-                 quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE):
+                 quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE, zygote: bool = Sandbox.DEFAULT_ZYGOTE):
         self.config = config
         self.device = config.resolved_device()
         exact_fp32()  # references and baselines in true FP32 (see precision.py)
         if self.device.type == "cuda" and self.device.index is None:
             self.device = torch.device("cuda", torch.cuda.current_device())
-        self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode)
+        self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode, zygote=zygote)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)

@@ -1,0 +1,568 @@
+"""The zygote: one process per `Sandbox` that has imported torch, Triton and kgym's child code, and
+forks fresh candidate processes from that state (docs/spares.md).
+
+A cold candidate process spends most of its start importing torch and Triton; a process forked from
+one that has already imported them starts with all of that in place (shared copy-on-write pages)
+and only has its device part (CUDA context, the warm-up kernel, the profiler) left to do. The
+fresh-process rule stands: every candidate still gets a process of its own, and nothing of one
+candidate can reach the zygote, so nothing reaches the next one.
+
+The zygote is started like a candidate process (`python -P -m kgym.verify.zygote`: scrubbed
+environment, its own session and temp dir, stdin from /dev/null, stdout/stderr to files), imports,
+and then waits on a control socket (SOCK_SEQPACKET, JSON both ways: it unpickles nothing) for:
+  spawn    with four descriptors attached (SCM_RIGHTS): the child's socket to the parent, the
+           tripwires' report pipe, stdout and stderr files. It forks; the child becomes what a
+           Popen'd `kgym.verify.child` is (`_become_child`) and runs the child's normal start; the
+           zygote answers `forked` with the pid once the child is set up.
+  release  the parent is done with a child that has exited: reap it (until then the zygote keeps
+           it a zombie, so its pid, which the parent may still signal, cannot be reused).
+  status   what the zygote holds: threads, descriptors, whether CUDA or Triton's driver started.
+  exit
+and reports `exited` (pid, exit code) for each child that ends. It never touches the device, never
+sees a reference, candidate, seed or input, and never runs anything a candidate sent: its only
+input is the parent's control socket, whose messages it parses as bounded JSON.
+
+The parent's side is `ZygoteClient` (used by kgym.verify.sandbox).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import json
+import os
+import resource
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import time
+from typing import Any
+
+MAX_MESSAGE = 1 << 20
+N_FDS = 4  # child socket, report pipe, stdout, stderr
+CHILD_FD, REPORT_FD = 3, 4  # where the forked child finds its socket and report pipe (KGYM_CHILD_FD/REPORT_FD)
+PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
+SETUP_TIMEOUT_S = 30.0
+# rlimits the parent has now and the child gets (the zygote's own were the parent's at its start)
+RLIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_STACK", "RLIMIT_CPU",
+           "RLIMIT_FSIZE", "RLIMIT_MEMLOCK", "RLIMIT_CORE")
+
+
+class ZygoteError(Exception):
+    """The zygote is gone, did not start, or broke its protocol."""
+
+
+# --- both sides ---------------------------------------------------------------------------------
+def proc_stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state letter, ppid, process group, start time in clock ticks) of a process, or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    try:
+        return fields[0], int(fields[1]), int(fields[2]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _send(sock: socket.socket, msg: dict[str, Any], fds: list[int] | None = None) -> None:
+    data = json.dumps(msg).encode()
+    if fds:
+        socket.send_fds(sock, [data], fds)
+    else:
+        sock.send(data)
+
+
+def _decode(data: bytes) -> dict[str, Any]:
+    try:
+        msg = json.loads(data)
+    except ValueError as e:
+        raise ZygoteError(f"malformed message: {e}") from None
+    if not isinstance(msg, dict):
+        raise ZygoteError("malformed message: not an object")
+    return msg
+
+
+def dumpable() -> int | None:
+    """This process's PR_GET_DUMPABLE, None where prctl cannot be called."""
+    try:
+        return int(ctypes.CDLL(None, use_errno=True).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0))
+    except (OSError, AttributeError):
+        return None
+
+
+def _set_undumpable() -> bool:
+    """PR_SET_DUMPABLE 0: for a process of the same non-root uid, /proc/<pid>/mem, ptrace and the
+    other ptrace-checked /proc files of this process are refused (root keeps them: CAP_SYS_PTRACE).
+    Inherited by fork (execve resets it)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+# --- the zygote process ---------------------------------------------------------------------------
+def _preload() -> None:
+    """Everything a candidate process imports before its first command, nothing that starts a device:
+    torch, Triton (the interpreter on the CPU, where TRITON_INTERPRET is set in this environment
+    already), kgym's child code and the warm-up kernel's module (decorated, never compiled here)."""
+    import torch  # noqa: F401
+    import torch._dynamo  # noqa: F401 - a dispatch mode's first use imports it (2.7 s on a CPU here)
+    import torch.profiler  # noqa: F401
+    import torch.utils._python_dispatch  # noqa: F401
+    import triton  # noqa: F401
+    import triton.language  # noqa: F401
+    import triton.runtime.jit  # noqa: F401
+
+    from kgym.verify import child
+
+    try:
+        from torch._C._profiler import _ExperimentalConfig  # noqa: F401
+    except ImportError:
+        pass
+    here = os.path.dirname(child.__file__)
+    sys.path.insert(0, here)
+    try:
+        import warmup_kernel  # noqa: F401 - the module the child's warm_up imports by this name
+    finally:
+        sys.path.remove(here)
+
+
+def holdings() -> dict[str, Any]:
+    """What this process holds that a candidate must not inherit: checked by the tests and by the
+    parent at hello (a zygote that started CUDA or threads is refused)."""
+    info: dict[str, Any] = {"pid": os.getpid(), "dumpable": dumpable()}
+    try:
+        tasks = os.listdir("/proc/self/task")
+        info["threads"] = len(tasks)
+    except OSError:
+        info["threads"] = None
+    try:
+        info["fds"] = sorted(int(f) for f in os.listdir("/proc/self/fd"))
+    except OSError:
+        info["fds"] = None
+    torch = sys.modules.get("torch")
+    info["cuda_initialized"] = bool(torch is not None and torch.cuda.is_initialized())
+    drv = sys.modules.get("triton.runtime.driver")
+    cfg = getattr(drv, "driver", None)
+    info["triton_driver_started"] = bool(cfg is not None and (getattr(cfg, "_default", None) is not None
+                                                              or getattr(cfg, "_active", None) is not None))
+    try:
+        with open("/proc/self/maps") as f:
+            maps = f.read()
+        info["libcuda_mapped"] = "libcuda.so" in maps
+        info["device_files_mapped"] = "/dev/nvidia" in maps
+    except OSError:
+        info["libcuda_mapped"] = info["device_files_mapped"] = None
+    return info
+
+
+class _Server:
+    def __init__(self, ctrl: socket.socket):
+        self.ctrl = ctrl
+        self.children: dict[int, dict[str, Any]] = {}  # pid -> {"code": int|None, "released": bool}
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd fires
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(self.ctrl, selectors.EVENT_READ)
+        self.sel.register(self.wake_r, selectors.EVENT_READ)
+
+    def run(self) -> None:
+        while True:
+            for key, _ in self.sel.select(timeout=1.0):
+                if key.fileobj is self.ctrl:
+                    try:
+                        data, fds, _flags, _addr = socket.recv_fds(self.ctrl, MAX_MESSAGE, N_FDS)
+                    except OSError:
+                        return
+                    if not data:
+                        for fd in fds:
+                            os.close(fd)
+                        return  # the parent is gone
+                    if not self.handle(data, fds):
+                        return
+                else:
+                    try:
+                        while os.read(self.wake_r, 4096):
+                            pass
+                    except BlockingIOError:
+                        pass
+            self.check_children()
+
+    def reply(self, msg: dict[str, Any]) -> None:
+        try:
+            _send(self.ctrl, msg)
+        except OSError:
+            pass  # the parent is gone: the next recv says so
+
+    def handle(self, data: bytes, fds: list[int]) -> bool:
+        try:
+            msg = _decode(data)
+        except ZygoteError as e:
+            for fd in fds:
+                os.close(fd)
+            self.reply({"op": "error", "reason": str(e)})
+            return True
+        op = msg.get("op")
+        if op == "spawn":
+            self.spawn(msg, fds)
+            return True
+        for fd in fds:
+            os.close(fd)
+        if op == "release":
+            self.release(msg.get("pid"))
+        elif op == "status":
+            self.reply({"op": "status", "id": msg.get("id"), **holdings()})
+        elif op == "exit":
+            return False
+        else:
+            self.reply({"op": "error", "id": msg.get("id"), "reason": f"unknown op {str(op)[:50]}"})
+        return True
+
+    def spawn(self, msg: dict[str, Any], fds: list[int]) -> None:
+        rid = msg.get("id")
+        if len(fds) != N_FDS or not isinstance(msg.get("env"), dict) or not isinstance(msg.get("workdir"), str):
+            for fd in fds:
+                os.close(fd)
+            self.reply({"op": "error", "id": rid, "reason": "a spawn needs env, workdir and four descriptors"})
+            return
+        sync_r, sync_w = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into this loop
+            code = 1  # what an uncaught exception gives a cold `python -m kgym.verify.child`
+            try:
+                os.close(sync_r)
+                self._become_child(msg, fds, sync_w)
+            except SystemExit as e:  # as the interpreter would handle it
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+                if not isinstance(e.code, int) and e.code is not None:
+                    print(e.code, file=sys.stderr, flush=True)
+            except BaseException:  # noqa: BLE001 - written to the child's own stderr file
+                try:
+                    import traceback
+
+                    traceback.print_exc()
+                    sys.stderr.flush()
+                except BaseException:  # noqa: BLE001
+                    pass
+            finally:
+                os._exit(code)
+        for fd in fds:
+            os.close(fd)
+        os.close(sync_w)
+        self.children[pid] = {"code": None, "released": False}
+        ok = self._wait_setup(sync_r)
+        os.close(sync_r)
+        stat = proc_stat(pid)
+        if not ok or stat is None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.reply({"op": "error", "id": rid, "pid": pid, "reason": "the forked child failed its set-up"})
+            self.children[pid]["released"] = True
+            self.check_children()
+            return
+        self.reply({"op": "forked", "id": rid, "pid": pid, "starttime": stat[3], "pgrp": stat[2]})
+
+    @staticmethod
+    def _wait_setup(sync_r: int) -> bool:
+        """The child writes one byte once it is set up (own session, descriptors, environment)."""
+        sel = selectors.DefaultSelector()
+        sel.register(sync_r, selectors.EVENT_READ)
+        try:
+            if not sel.select(SETUP_TIMEOUT_S):
+                return False
+            return os.read(sync_r, 1) == b"1"
+        finally:
+            sel.close()
+
+    def _become_child(self, msg: dict[str, Any], fds: list[int], sync_w: int) -> None:
+        """Turn this forked process into what the parent's Popen makes of `python -m kgym.verify.child`,
+        then run the child's start. Nothing of the zygote's loop survives: its socket, selector and
+        wakeup pipe are closed, its bookkeeping dropped, its signal handlers reset."""
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        self.sel.close()
+        os.close(self.ctrl.detach())
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+        self.children.clear()
+        os.setsid()
+        # In a session and process group of its own: from here the parent may signal the group.
+        os.write(sync_w, b"1")
+        os.close(sync_w)
+        os.chdir(msg["workdir"])
+        # Descriptors: 0 /dev/null, 1 and 2 the workdir's files, 3 the socket, 4 the report pipe;
+        # nothing else. Everything is first moved above 9, so that no dup2 below overwrites a
+        # descriptor still to be moved.
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds]
+        for fd in fds:
+            os.close(fd)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        high.append(fcntl.fcntl(devnull, fcntl.F_DUPFD_CLOEXEC, 10))
+        os.close(devnull)
+        sock_fd, report_fd, out_fd, err_fd, null_fd = high
+        for src, dst in ((null_fd, 0), (out_fd, 1), (err_fd, 2), (sock_fd, CHILD_FD), (report_fd, REPORT_FD)):
+            os.dup2(src, dst, inheritable=dst <= 2)
+        os.closerange(REPORT_FD + 1, _fd_limit())
+        # The environment is replaced by the spare's (os.environ writes through to the C environ).
+        env = {str(k): str(v) for k, v in msg["env"].items()}
+        env["KGYM_CHILD_FD"], env["KGYM_REPORT_FD"] = str(CHILD_FD), str(REPORT_FD)
+        os.environ.clear()
+        os.environ.update(env)
+        for name, soft, hard in msg.get("rlimits") or []:
+            res = getattr(resource, str(name), None)
+            if res is None:
+                continue
+            try:
+                resource.setrlimit(res, (int(soft), int(hard)))
+            except (ValueError, OSError):
+                pass  # a hard limit above the zygote's own cannot be raised: the zygote's stands
+        from kgym.verify import child
+
+        child.after_fork(msg.get("threads"))
+        sock = socket.socket(fileno=CHILD_FD)
+        sys.argv = [child.__file__]
+        child.start(sock)  # exits the process
+
+    def release(self, pid: Any) -> None:
+        if isinstance(pid, int) and pid in self.children:
+            self.children[pid]["released"] = True
+            self.check_children()
+
+    def check_children(self) -> None:
+        """Report each child that ended (kept a zombie until released, then reaped)."""
+        for pid, c in list(self.children.items()):
+            if c["code"] is None:
+                try:
+                    r = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                except ChildProcessError:
+                    r = None
+                    c["code"] = -1
+                if r is not None:
+                    c["code"] = r.si_status if r.si_code == os.CLD_EXITED else -r.si_status
+                    self.reply({"op": "exited", "pid": pid, "code": c["code"]})
+            if c["code"] is not None and c["released"]:
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+                del self.children[pid]
+
+
+def _fd_limit() -> int:
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return soft if 0 < soft < (1 << 20) else (1 << 20)
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    fd = int(os.environ.pop("KGYM_ZYGOTE_FD"))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    undumpable = _set_undumpable()
+    ctrl = socket.socket(fileno=fd)
+    try:
+        _preload()
+    except BaseException as e:  # noqa: BLE001 - the parent falls back to Popen and shows this
+        _send(ctrl, {"op": "failed", "reason": f"{type(e).__name__}: {e}"[:2000]})
+        raise
+    _send(ctrl, {"op": "hello", "import_s": time.perf_counter() - t0, "set_undumpable": undumpable,
+                 **holdings()})
+    _Server(ctrl).run()
+    sys.stdout.flush()
+    os._exit(0)
+
+
+# --- the parent's side ----------------------------------------------------------------------------
+class ZygoteClient:
+    """One zygote process, as the parent (`Sandbox`) sees it: started at once, ready after `hello`.
+    Every message from it is bounded JSON; a forked pid is accepted only as a child of the zygote
+    in a session of its own."""
+
+    def __init__(self, env: dict[str, str], workdir: str, stdout_path: str, stderr_path: str):
+        self.workdir = workdir
+        self.stderr_path = stderr_path
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {**env, "KGYM_ZYGOTE_FD": str(child.fileno())}
+        self.started = time.monotonic()
+        try:
+            with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-P", "-m", "kgym.verify.zygote"], cwd=workdir, env=env,
+                    stdin=subprocess.DEVNULL, stdout=out, stderr=err, close_fds=True,
+                    pass_fds=(child.fileno(),), start_new_session=True)
+        finally:
+            child.close()
+        self.sock = parent
+        self.hello: dict[str, Any] | None = None
+        self.ready_s: float | None = None
+        self.exits: dict[int, int] = {}  # pid -> exit code (negative: signal), as the zygote reported
+        self._replies: dict[int, dict[str, Any]] = {}
+        self._next_id = 0
+        self.dead: str | None = None  # why the zygote cannot be used any more
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.dead is None and self.proc.poll() is None
+
+    def _fail(self, why: str) -> ZygoteError:
+        if self.dead is None:
+            self.dead = why
+        tail = self.stderr_tail()
+        return ZygoteError(why + (f"; zygote stderr:\n{tail}" if tail.strip() else ""))
+
+    def stderr_tail(self, n: int = 2000) -> str:
+        try:
+            with open(self.stderr_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - n))
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def _pump(self, timeout: float) -> bool:
+        """Read what the zygote sent (waiting up to `timeout` for the first message). False if none."""
+        if self.dead is not None:
+            raise self._fail(self.dead)
+        sel = selectors.DefaultSelector()
+        sel.register(self.sock, selectors.EVENT_READ)
+        got = False
+        try:
+            wait = timeout
+            while sel.select(wait):
+                wait = 0
+                try:
+                    data = self.sock.recv(MAX_MESSAGE)
+                except OSError as e:
+                    raise self._fail(f"the zygote's socket failed: {e}") from None
+                if not data:
+                    raise self._fail("the zygote closed its socket (it died)")
+                self._dispatch(_decode(data))
+                got = True
+        finally:
+            sel.close()
+        return got
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        op = msg.get("op")
+        if op == "exited" and isinstance(msg.get("pid"), int) and isinstance(msg.get("code"), int):
+            self.exits[msg["pid"]] = msg["code"]
+        elif op in ("hello", "failed"):
+            self._replies[-1] = msg
+        elif isinstance(msg.get("id"), int):
+            self._replies[msg["id"]] = msg
+
+    def _wait_reply(self, rid: int, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while rid not in self._replies:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._fail(f"no answer from the zygote within {timeout:.0f} s")
+            if not self._pump(min(left, 0.5)) and self.proc.poll() is not None:
+                raise self._fail(f"the zygote exited with code {self.proc.returncode}")
+        return self._replies.pop(rid)
+
+    def wait_hello(self, timeout: float) -> dict[str, Any]:
+        if self.hello is not None:
+            return self.hello
+        msg = self._wait_reply(-1, timeout)
+        if msg.get("op") != "hello":
+            raise self._fail(f"the zygote failed to import: {str(msg.get('reason'))[:2000]}")
+        if msg.get("pid") != self.proc.pid:
+            raise self._fail("the zygote's hello names another pid")
+        if msg.get("cuda_initialized") or msg.get("libcuda_mapped") or msg.get("triton_driver_started"):
+            raise self._fail(f"the zygote touched the device while importing: {msg}")
+        self.hello = msg
+        self.ready_s = time.monotonic() - self.started
+        return msg
+
+    def _request(self, msg: dict[str, Any], fds: list[int] | None, timeout: float) -> dict[str, Any]:
+        rid = self._next_id
+        self._next_id += 1
+        try:
+            _send(self.sock, {**msg, "id": rid}, fds)
+        except OSError as e:
+            raise self._fail(f"the zygote's socket failed: {e}") from None
+        return self._wait_reply(rid, timeout)
+
+    def spawn(self, env: dict[str, str], workdir: str, fds: list[int], *, threads: int | None,
+              timeout: float = 60.0) -> tuple[int, int]:
+        """Fork a candidate process; returns (pid, start time in clock ticks)."""
+        self.wait_hello(timeout)
+        rlimits = []
+        for name in RLIMITS:
+            res = getattr(resource, name, None)
+            if res is not None:
+                rlimits.append([name, *resource.getrlimit(res)])
+        reply = self._request({"op": "spawn", "env": env, "workdir": workdir, "threads": threads,
+                               "rlimits": rlimits}, fds, timeout)
+        if reply.get("op") != "forked":
+            pid = reply.get("pid")
+            if isinstance(pid, int):
+                self.release(pid)
+            raise ZygoteError(f"the zygote could not fork: {str(reply.get('reason'))[:500]}")
+        pid, start = reply.get("pid"), reply.get("starttime")
+        stat = proc_stat(pid) if isinstance(pid, int) and pid > 0 else None
+        if stat is None or stat[1] != self.proc.pid or stat[2] != pid or stat[3] != start:
+            raise self._fail(f"the zygote answered a pid that is not its child in a session of its own: {reply}")
+        return pid, start
+
+    def status(self, timeout: float = 30.0) -> dict[str, Any]:
+        self.wait_hello(timeout)
+        return self._request({"op": "status"}, None, timeout)
+
+    def exit_code(self, pid: int) -> int | None:
+        """The child's exit code if the zygote has reported it (reads what is pending, never waits)."""
+        if pid not in self.exits and self.dead is None:
+            try:
+                self._pump(0)
+            except ZygoteError:
+                pass
+        return self.exits.get(pid)
+
+    def release(self, pid: int) -> None:
+        self.exits.pop(pid, None)
+        if self.dead is not None:
+            return
+        try:
+            _send(self.sock, {"op": "release", "pid": pid})
+        except OSError:
+            self.dead = "the zygote's socket failed"
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                _send(self.sock, {"op": "exit"})
+            except OSError:
+                pass
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.dead = self.dead or "closed"
+        self.sock.close()
+
+
+if __name__ == "__main__":
+    main()
