@@ -1,0 +1,158 @@
+"""The RL job end to end on the CPU, as users run it: a tiny random Qwen2 with a tokenizer trained
+here, vLLM's CPU build, the Triton interpreter, the real farm (Ray, one verifier worker) and the real
+learner (fp32, no quantisation). Its turns are constrained to scripted answers (relu's solution, its
+known-wrong answer, as a python fence or a submit_kernel call, or no code) so they reach the verifier.
+
+1. `python -m jobs.rl` runs as a subprocess and is SIGKILLed right after step 2's done marker is
+   written (its process group: the embedded Ray dies too); then it runs again with the same run id
+   and finishes step 3. Checked: each step 1-3 counted once, in the steps table and in the rollouts
+   (rows of no other step), the learner's checkpoint at step 3 with policy version 3, the held-out
+   evaluation at step 2, the second launch resumed from step 2's checkpoint (attempt 2) and redid
+   nothing, and the farm's evaluation rows exist for the episodes' submissions.
+2. `ray job submit -- python -m jobs.rl` against a `ray start --head` on loopback (token auth), one
+   step, records found where KGYM_SUBMIT_DIR says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from rljob_helpers import REPO, write_choice_file
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(__import__("importlib").util.find_spec("vllm") is None,
+                                 reason="vLLM is not installed (pip install -e '.[rollout]')")]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from tiny import save_tiny
+
+    root = tmp_path_factory.mktemp("rljob")
+    model, _ = save_tiny(root / "model")
+    return model, write_choice_file(root / "choices.json")
+
+
+def _cmd(model: Path, choices: Path, out: Path, run_id: str, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "jobs.rl", "--config", "jobs/configs/rl_tiny.toml", "--set", f'model="{model}"',
+            "--set", f'sampling.choice_file="{choices}"', "--set", f'records.out="{out}"', "--run-id", run_id, *extra]
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "KGYM_CACHE_DIR": os.environ.get("KGYM_TEST_CACHE",
+                                                                                     "/tmp/kgym-rljob-cache")}
+    env.pop("RAY_ADDRESS", None)
+    return env
+
+
+def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def test_killed_after_step_2_resumes_and_finishes(tiny, tmp_path):
+    from jobs.rl_records import Table, load, markers, read_raw
+    from kgym.records import load as load_evaluations
+
+    model, choices = tiny
+    out = tmp_path / "out"
+    cmd = _cmd(model, choices, out, "e2e")
+    run = out / "e2e"
+    first = subprocess.Popen(cmd, cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+    log = []
+    try:
+        for line in first.stdout:
+            log.append(line)
+            if line.startswith("jobs.rl: step 2/3"):  # printed after step 2's marker is written
+                _kill_group(first.pid)
+                break
+        first.wait(timeout=60)
+    finally:
+        _kill_group(first.pid)
+    assert first.returncode == -signal.SIGKILL, "".join(log[-40:])
+    assert sorted(markers(run)) == [1, 2]
+
+    second = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=900,
+                            start_new_session=True)
+    assert second.returncode == 0, second.stdout[-4000:] + second.stderr[-4000:]
+    assert "resuming after step 2" in second.stdout and "step 1/3" not in second.stdout
+    assert "step 3/3" in second.stdout
+
+    steps = load(run, Table.STEPS)
+    assert list(steps["step"]) == [1, 2, 3] and list(steps["attempt"]) == [1, 1, 2]
+    assert list(steps["version_after"]) == [1, 2, 3] and list(steps["learner_step"]) == [1, 2, 3]
+    assert len(read_raw(run, Table.STEPS)) == 3  # nothing was redone
+    rollouts = load(run, Table.ROLLOUTS)
+    train = rollouts[rollouts["kind"] == "train"]
+    assert set(train["step"]) == {1, 2, 3} and train["episode_id"].is_unique
+    assert (train.groupby("step")["group_id"].nunique() >= 1).all()
+    assert train["trained"].sum() == steps["samples_trained"].sum() or (train["samples"] > 1).any()
+    assert train["prompt_ids"].notna().all() and train["transcript_json"].str.len().gt(10).all()
+    evals = load(run, Table.EVALS)
+    assert list(evals["step"]) == [2] and (rollouts["kind"] == "eval").sum() == 2 * 2
+    ckpt = json.loads((out / "e2e.checkpoints" / "step-000003" / "state.json").read_text())
+    assert ckpt["policy_version"] == 3 and ckpt["attempt"] == 2
+    assert (out / "e2e.checkpoints" / "step-000003" / "learner" / ckpt["learner_checkpoint"] / "adapter").is_dir()
+    farm = load_evaluations(run)  # the farm's own rows: every verified submission
+    ids = {i for ids in train["evaluation_ids"] for i in ids}
+    assert ids and ids <= set(farm["evaluation_id"])
+
+
+def test_ray_job_submit_to_a_local_head(tiny, tmp_path):
+    from farm_test_ports import free_ports
+
+    from jobs.rl_records import Table, load
+
+    model, choices = tiny
+    gcs, dash, client, agent_http, agent_grpc, env_agent, metrics, nm, om = free_ports(9)
+    temp = tempfile.mkdtemp(prefix="kgr-")
+    env = {**_env(), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(16)}
+    head = subprocess.Popen(
+        ["ray", "start", "--head", "--block", f"--port={gcs}", "--num-cpus=4", "--num-gpus=0",
+         "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dash}",
+         f"--ray-client-server-port={client}", f"--dashboard-agent-listen-port={agent_http}",
+         f"--dashboard-agent-grpc-port={agent_grpc}", f"--runtime-env-agent-port={env_agent}",
+         f"--metrics-export-port={metrics}", f"--node-manager-port={nm}", f"--object-manager-port={om}",
+         f"--object-store-memory={200 * 2**20}", f"--temp-dir={temp}"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    address = f"http://127.0.0.1:{dash}"
+    try:
+        deadline = time.monotonic() + 180
+        while subprocess.run(["ray", "job", "list", "--address", address], env=env, capture_output=True,
+                             timeout=60).returncode != 0:
+            assert head.poll() is None and time.monotonic() < deadline, "the head did not come up"
+            time.sleep(3)
+        sub_id = f"kgym-rl-{secrets.token_hex(4)}"
+        job = _cmd(model, choices, Path("out"), "submitted", "--set", "steps=1", "--set", "eval.every=0",
+                   "--set", 'ray.address="auto"')
+        job[0] = "python"
+        done = subprocess.run(["ray", "job", "submit", "--address", address, "--submission-id", sub_id,
+                               "--working-dir", str(REPO), "--runtime-env-json",
+                               json.dumps({"env_vars": {"KGYM_SUBMIT_DIR": str(tmp_path)}}), "--", *job],
+                              env=env, capture_output=True, text=True, timeout=900)
+        status = subprocess.run(["ray", "job", "status", "--address", address, sub_id], env=env,
+                                capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "succeeded" in status.stdout + status.stderr, \
+            done.stdout[-4000:] + done.stderr[-3000:]
+        run = tmp_path / "out" / "submitted"
+        assert f"records in {run}" in done.stdout
+        assert list(load(run, Table.STEPS)["step"]) == [1]
+    finally:
+        _kill_group(head.pid, signal.SIGTERM)
+        try:
+            head.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        _kill_group(head.pid)
