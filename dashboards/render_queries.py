@@ -4,10 +4,12 @@ Covers: reading the dashboard's queries (with Grafana's variables filled in), st
 `prometheus` binary on loopback against kgym exporters (found through a file_sd target file, as
 `dashboards/prometheus.yml` does), querying its HTTP API, and rendering each panel's query results
 over time into one PNG (Grafana cannot be installed where kgym is developed; the image in docs/
-shows what the dashboard's queries return). The test tests/records/test_records_prometheus.py uses
-the same functions. Does not define metrics (kgym/metrics.py).
+shows what the dashboard's queries return), and running the RL job under a scrape for the RL row. The
+tests tests/records/test_records_prometheus.py (farm row) and tests/rljob/test_rl_obs_run.py (RL row)
+use the same functions. Does not define metrics (kgym/metrics.py).
 
     python dashboards/render_queries.py --out docs/dashboard-queries.png   # ~2 min on 2 CPU cores
+    python dashboards/render_queries.py --rl   # the RL row from a real CPU run of jobs.rl (~15 min)
 """
 
 from __future__ import annotations
@@ -262,10 +264,119 @@ def demo_items():
     return items
 
 
+RL_TINY = HERE.parent / "jobs" / "configs" / "rl_tiny.toml"
+
+
+def run_rl_scraped(overrides: list[str], targets_dir: Path, at_last_step, config: Path = RL_TINY, log=print):
+    """The RL job (`jobs.rl.run_rl_job`, in this process, on its own local Ray) with both of its exporters
+    (the farm sink's kgym_* and the driver's kgym_rl_*) announced as file_sd targets in `targets_dir`.
+    `at_last_step()` is called from the driver's log line of its last step, which comes after that step's
+    metrics are set and before the exporters close, so a scrape then sees the run's final values.
+    Returns the job's summary."""
+    from jobs.rl import run_rl_job
+    from jobs.rl_config import load_config
+
+    targets_dir = Path(targets_dir)
+    cfg = load_config(config, [*overrides, "metrics.port=0", f'metrics.targets_file="{targets_dir / "sink.json"}"',
+                               "metrics.rl_port=0", f'metrics.rl_targets_file="{targets_dir / "rl.json"}"'])
+    last = f"jobs.rl: step {cfg.steps}/{cfg.steps} "
+
+    def on_log(line: str) -> None:
+        log(line)
+        if line.startswith(last):
+            at_last_step()
+
+    return run_rl_job(cfg, log=on_log)
+
+
+def wait_for(prom: Prometheus, expr: str, want: float, timeout_s: float = 60.0) -> None:
+    """Until `expr`'s first value is `want` (the scrape has caught up)."""
+    deadline = time.monotonic() + timeout_s
+    seen = None
+    while time.monotonic() < deadline:
+        seen = finite_values(prom.query(expr))
+        if seen and seen[0] == want:
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"{expr} never reached {want} (last: {seen}): {prom.tail()}")
+
+
+def tiny_rl_inputs(workdir: Path, families: tuple[str, ...] = ("relu",)) -> tuple[Path, Path]:
+    """The RL tests' tiny random model and scripted answers (tests/rl/tiny.py, tests/rljob/rljob_helpers.py):
+    the answers are each family's reference solution and known-wrong answer, as a single-turn answer and as
+    a repair turn."""
+    for sub in ("rl", "rljob"):
+        sys.path.insert(0, str(HERE.parent / "tests" / sub))
+    from rljob_helpers import scripted_answers, tool_call
+
+    from kgym.tasks import make
+
+    from tiny import save_tiny
+
+    model = Path(workdir) / "model"
+    model.mkdir(parents=True, exist_ok=True)
+    save_tiny(model)
+    answers = list(scripted_answers())
+    for family in families:
+        if family == "relu":
+            continue
+        t = make(f"{family}-v1", 1, size="tiny")
+        answers += [f"```python\n{t.solution.rstrip()}\n```", f"```python\n{t.wrong.rstrip()}\n```",
+                    tool_call("submit_kernel", code=t.solution), tool_call("submit_kernel", code=t.wrong)]
+    choices = Path(workdir) / "choices.json"
+    choices.write_text(json.dumps(answers))
+    return model, choices
+
+
+def main_rl(args: argparse.Namespace) -> int:
+    """A real CPU run of jobs.rl (tiny model, scripted answers) scraped by Prometheus: the RL row's queries
+    drawn to args.out, and the run's progress figure (notebooks/rl_run.ipynb's first) to args.progress."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        model, choices = tiny_rl_inputs(tmp, tuple(args.families))
+        weights = ", ".join(f"{f} = 0" for f in ("reduction", "scan", "normalization", "softmax", "fusion", "matmul",
+                                                  "gemm_epilogue", "conv1d", "conv2d", "pool2d", "module",
+                                                  "fused_hybrid", "kernelbook") if f not in args.weight_families)
+        from kgym.tasks.registry import task_ids
+
+        answered = {f"{f}-v1" for f in args.families}
+        exclude = [t for f in ("elementwise", *args.weight_families) for t in task_ids(f) if t not in answered]
+        overrides = [f'model="{model}"', f'sampling.choice_file="{choices}"', f'records.out="{tmp / "runs"}"',
+                     f"steps={args.steps}", "eval.at_start=true", f"curriculum.family_weights={{{weights}}}",
+                     f"curriculum.exclude={json.dumps(exclude)}"]
+        with Prometheus(tmp, tmp / "targets", scrape_interval="2s") as prom:
+            prom.wait_ready()
+            start = time.time()
+            summary = run_rl_scraped(overrides, tmp / "targets",
+                                     lambda: (wait_for(prom, "kgym_rl_step", float(args.steps)), time.sleep(5)))
+            render(prom, start, time.time(), Path(args.out), rate_interval="2m", rows=(RL_ROW,),
+                   what=f"a {args.steps}-step CPU run of jobs.rl")
+        print(f"wrote {args.out}")
+        if args.progress:
+            from kgym.records.plots import _save
+            from kgym.records.rl_plots import progress_figure
+            from kgym.records.rl_replay import load_rl
+
+            print(f"wrote {_save(progress_figure(load_rl(summary['run_path'])), Path(args.progress))}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", default=str(HERE.parent / "docs" / "dashboard-queries.png"))
+    p.add_argument("--out", default=None, help="the PNG (default docs/dashboard-queries.png; --rl: "
+                   "docs/img/rl-dashboard-queries.png)")
+    p.add_argument("--rl", action="store_true", help="the RL row, from a real CPU run of jobs.rl")
+    p.add_argument("--steps", type=int, default=8, help="--rl: RL steps")
+    p.add_argument("--families", nargs="+", default=["relu", "softmax"], help="--rl: tasks with scripted answers")
+    p.add_argument("--weight-families", nargs="+", default=["softmax"],
+                   help="--rl: task families drawn besides elementwise")
+    p.add_argument("--progress", default=str(HERE.parent / "docs" / "img" / "rl_progress.png"),
+                   help="--rl: also the run's reward and solve rate per family over steps")
     args = p.parse_args(argv)
+    if args.rl:
+        args.out = args.out or str(HERE.parent / "docs" / "img" / "rl-dashboard-queries.png")
+        return main_rl(args)
+    args.out = args.out or str(HERE.parent / "docs" / "dashboard-queries.png")
     from kgym.metrics import Metrics, start_exporter, write_targets_file
     from kgym.records import RecordWriter, verify_items
     from kgym.verify import Verifier, VerifyConfig

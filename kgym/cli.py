@@ -5,7 +5,8 @@
     kgym verify --example relu          (the bundled example: reference and a Triton answer)
     kgym verify ... [--out DIR [--run-id ID] [--job-id ID]] [--metrics-port N [--metrics-hold S]]
                                         (record the verdict as Parquet; export Prometheus metrics)
-    kgym replay RUN_DIR [--plots DIR]   (solve rates, gate failures, speedups of recorded runs)
+    kgym replay RUN_DIR [--plots DIR]   (solve rates, gate failures, speedups of recorded runs; an RL run's
+                                        steps, families, modes, hybrid rate, speed and held-out evaluations)
     kgym compact PATH                   (merge each partition's part files into one)
     kgym tasks list|show|export|decontaminate   (the procedural tasks; see kgym/cli_tasks.py)
     kgym eval prompts|score|compare|run   (KernelBench evaluation; see kgym/cli_eval.py)
@@ -214,7 +215,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     check_reference(reference, args.reference)
     if args.out is None and args.metrics_port is None:
-        verdict = verify(reference, cand, config)
+        verdict = verify(reference, cand, config, zygote=not args.no_zygote)
         _print_verdict(args, verdict)
     else:
         verdict = _verify_recorded(args, config, reference, ref, cand)  # prints before --metrics-hold
@@ -251,7 +252,7 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
         if args.out is not None:
             run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
             writer = RecordWriter(args.out, run_id=run_id, job_id=args.job_id)
-        with Verifier(config, spares=0) as verifier:
+        with Verifier(config, spares=0, zygote=not args.no_zygote) as verifier:
             [done] = verify_items([EvalRequest(task, ref_source, cand_source, seed=args.seed)], verifier,
                                   writer=writer, metrics=metrics)
         if writer is not None:
@@ -274,12 +275,28 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
 def cmd_replay(args: argparse.Namespace) -> int:
     from kgym.records import load
     from kgym.records.replay import format_summary, summarize
+    from kgym.records.rl_replay import is_rl_run
 
     if not Path(args.run_dir).exists():
         raise UsageError(f"no records at {args.run_dir!r}")
+    rl = is_rl_run(args.run_dir)
+    if rl:  # an RL run (python -m jobs.rl): its steps, episodes and evaluations first, then the farm's rows
+        from kgym.records.rl_replay import format_rl_summary, load_rl, summarize_rl
+
+        run = load_rl(args.run_dir)
+        print(format_rl_summary(summarize_rl(run)))
+        if args.plots:
+            from kgym.records.rl_plots import write_rl_plots
+
+            for path in write_rl_plots(run, args.plots):
+                print(f"wrote {path}")
     df = load(args.run_dir)
     if df.empty:
+        if rl:
+            return 0
         raise UsageError(f"no part files under {args.run_dir!r}")
+    if rl:
+        print("\nthe farm's evaluations of the run (every submission, training and held-out):")
     print(format_summary(summarize(df)))
     if args.plots:
         from kgym.records.plots import write_plots
@@ -314,6 +331,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--seed", type=int, default=0, help="public seed for the parameters (default 0)")
     v.add_argument("--runs", type=int, default=None, help="timed runs (default 100 on CUDA, 10 on CPU)")
     v.add_argument("--timeout", type=float, default=120.0, help="seconds per request to the candidate")
+    v.add_argument("--no-zygote", action="store_true",
+                   help="start the candidate's process cold (Popen), not forked from a zygote (docs/spares.md)")
     v.add_argument("--json", action="store_true", help="print exactly one JSON object on stdout")
     v.add_argument("--out", help="records root: the verdict is written as Parquet under OUT/RUN_ID/FAMILY/")
     v.add_argument("--run-id", help="run id for --out (default: a timestamp)")
@@ -323,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--metrics-hold", type=float, default=0.0,
                    help="keep serving metrics this many seconds after the verdict (for a scrape)")
     v.set_defaults(func=cmd_verify)
-    r = sub.add_parser("replay", help="summarise recorded runs: solve rates, gate failures, speedups")
+    r = sub.add_parser("replay", help="summarise recorded runs: solve rates, gate failures, speedups (and an RL "
+                       "run's steps, families, modes, hybrid rate, speed and held-out evaluations)")
     r.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (or a records root, or one part file)")
     r.add_argument("--plots", metavar="DIR", help="also write PNG figures into DIR")
     r.set_defaults(func=cmd_replay)
