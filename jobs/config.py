@@ -84,6 +84,8 @@ class FarmSection:
     quiet_mode: str | None = option(None, "spares warming while a short kernel is timed (kgym.verify.sandbox."
                                     "Sandbox.QUIET_MODES); omit: the sandbox's default (pause)",
                                     choices=_quiet_modes)
+    zygote: bool = option(True, "spares forked from a zygote that has imported torch and Triton (false: each "
+                          "started cold, the old path; docs/spares.md)")
     cache_dir: str | None = option(None, "baseline cache on each worker; omit: $KGYM_CACHE_DIR or "
                                    "~/.cache/kgym/baselines")
 
@@ -93,6 +95,8 @@ class FarmSection:
         opts: dict[str, Any] = {"spares": self.spares, "cache_dir": self.cache_dir, "verify": dict(verify or {})}
         if self.quiet_mode is not None:
             opts["quiet_mode"] = self.quiet_mode
+        if not self.zygote:
+            opts["zygote"] = False
         return WorkerConfig(**opts)
 
     def pool_config(self, verify: Mapping[str, Any] | None = None) -> Any:

@@ -47,6 +47,7 @@ class WorkerConfig:
     device: str = "auto"  # auto: cuda:0 when Ray gave this actor a GPU, else cpu
     spares: int | None = None  # warm candidate processes kept ahead (None: GPU_SPARES on a GPU, else CPU_SPARES)
     quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE  # spares warming when a short kernel is timed: "pause" or "wait"
+    zygote: bool = Sandbox.DEFAULT_ZYGOTE  # spares forked from a zygote (False: started cold with Popen)
     cache_dir: str | None = None  # baseline cache (default ~/.cache/kgym/baselines or $KGYM_CACHE_DIR)
     case_secret: bytes | None = None  # one secret for the whole pool, so a retry sees the same cases
     verify: dict[str, Any] = field(default_factory=dict)
@@ -83,7 +84,7 @@ class VerifierWorker:
         spares = config.spares if config.spares is not None else default_spares(device)
         self.verifier = Verifier(VerifyConfig(device=device, **config.verify), spares=spares,
                                  cache_dir=config.cache_dir, case_secret=config.case_secret,
-                                 quiet_mode=config.quiet_mode)
+                                 quiet_mode=config.quiet_mode, zygote=config.zygote)
         self.info = WorkerInfo.here(str(self.verifier.device), worker_id)
         self.evaluations = 0
         self.consecutive_errors = 0

@@ -731,7 +731,8 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.equal(a, b))
 
 
-def verify(reference: str, candidate: str, config: VerifyConfig = VerifyConfig()) -> Verdict:
+def verify(reference: str, candidate: str, config: VerifyConfig = VerifyConfig(), *,
+           zygote: bool = Sandbox.DEFAULT_ZYGOTE) -> Verdict:
     """One-shot verification (no spare process kept: the CLI's path)."""
-    with Verifier(config, spares=0) as verifier:
+    with Verifier(config, spares=0, zygote=zygote) as verifier:
         return verifier.verify(reference, candidate)
