@@ -18,11 +18,12 @@ Columns: first/all = seconds from submission to the first/last verdict; on path 
 baseline measurements inside verifications (`stages_s["baselines_measured"]`); off path = the
 worker's prefetched and deferred measurements (count, seconds); compile in verdict = verdicts that
 carry a compile figure; compile done = seconds from submission until every compile figure was
-measured (in the verdict or after it). The new modes run first, so an on-disk torch.compile
-(inductor) cache they warm can only favour the old path. `--demo` runs `python -m jobs.demo` twice
-(compile_baselines=wait, then the default) and `--verify-cli` runs `kgym verify` twice (--baseline
-joint, which measures torch.compile as the old default did on a GPU, then the default eager), each on
-an empty cache, and reports their wall times. Ray core only.
+measured (in the verdict or after it). Each mode runs on a Ray instance of its own with an empty
+torch.compile (inductor) cache, so no mode compiles faster for a graph an earlier mode compiled.
+`--demo` runs `python -m jobs.demo` twice (compile_baselines=wait, then the default) and
+`--verify-cli` runs `kgym verify` twice (--baseline joint, which measures torch.compile as the old
+default did on a GPU, then the default eager), each on empty caches, and reports their wall times.
+Ray core only.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def run_mode(mode: str, tasks, gpu: bool, gap: float, spares: int, compile_on_cp
 
 
 def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, int, str]:
+    env = {**env, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="kgym-first-sight-inductor-")}
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     return time.perf_counter() - t0, p.returncode, p.stdout + p.stderr
@@ -148,7 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     from ray_cluster import RaySettings, connect
     from ray_cluster.worker import default_spares
 
-    connect(RaySettings())
+    def start_ray(mode: str) -> None:
+        # inductor reads its cache dir from the environment of the workers Ray starts now
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix=f"kgym-first-sight-inductor-{mode}-")
+        connect(RaySettings(address="local"))
+
+    start_ray("probe")
     gpu = int(ray.cluster_resources().get("GPU", 0)) > 0
     size = args.size or ("full" if gpu else "tiny")
     seed = args.seed if args.seed is not None else int(time.time()) % 100_000
@@ -157,9 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     spares = args.spares if args.spares is not None else default_spares("cuda" if gpu else "cpu")
     print(f"first sight: {len(tasks)} tasks ({', '.join(ids)}), size {size}, seed {seed}, gap {args.gap:g} s, "
           f"{'GPU' if gpu else 'CPU'}, {spares} spares", file=sys.stderr, flush=True)
-    rows = [run_mode(m, tasks, gpu, args.gap, spares, not args.no_compile_on_cpu)
-            for m in sorted(modes, key=RUN_ORDER.index)]
-    ray.shutdown()
+    rows = []
+    for m in sorted(modes, key=RUN_ORDER.index):
+        if not ray.is_initialized():
+            start_ray(m)
+        rows.append(run_mode(m, tasks, gpu, args.gap, spares, not args.no_compile_on_cpu))
+        ray.shutdown()
     extra = (run_demo(args.size) if args.demo else []) + (run_verify_cli(*args.verify_cli) if args.verify_cli else [])
 
     print(f"\nfirst verdicts of {len(tasks)} fresh tasks, one worker, {'GPU' if gpu else 'CPU'} ({size}):")
