@@ -48,8 +48,9 @@ def _cmd(model: Path, choices: Path, out: Path, run_id: str, *extra: str) -> lis
 
 
 def _env() -> dict[str, str]:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "KGYM_CACHE_DIR": os.environ.get("KGYM_TEST_CACHE",
-                                                                                     "/tmp/kgym-rljob-cache")}
+    # Ray waits 30 s for its raylet by default; on a loaded 2-core machine that start took longer.
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "RAY_raylet_start_wait_time_s": "180",
+           "KGYM_CACHE_DIR": os.environ.get("KGYM_TEST_CACHE", "/tmp/kgym-rljob-cache")}
     env.pop("RAY_ADDRESS", None)
     return env
 
@@ -98,7 +99,7 @@ def test_killed_after_step_2_resumes_and_finishes(tiny, tmp_path):
     train = rollouts[rollouts["kind"] == "train"]
     assert set(train["step"]) == {1, 2, 3} and train["episode_id"].is_unique
     assert (train.groupby("step")["group_id"].nunique() >= 1).all()
-    assert train["trained"].sum() == steps["samples_trained"].sum() or (train["samples"] > 1).any()
+    assert train.loc[train["trained"], "samples"].sum() == steps["samples_trained"].sum()
     assert train["prompt_ids"].notna().all() and train["transcript_json"].str.len().gt(10).all()
     evals = load(run, Table.EVALS)
     assert list(evals["step"]) == [2] and (rollouts["kind"] == "eval").sum() == 2 * 2
