@@ -1,0 +1,313 @@
+"""The toy curriculum of the RL learning demonstration and the path from it to an SFT adapter.
+
+Tasks: two registered elementwise tasks at tiny CPU size, `silu-v1` and `relu-v1` (the RL job draws
+them through its curriculum, `jobs/configs/rl_toy.toml`). Their answers are known Triton programs in
+KernelBench's ModelNew form that share every token but a few:
+
+    silu  right  x / (1.0 + tl.exp(-x))      wrong  x / (1.0 + tl.exp(x))     (the sign in exp)
+    relu  right  tl.maximum(x, 0.0)          wrong  tl.minimum(x, 0.0)        (max for min)
+
+The real verifier (CPU, Triton interpreter) passes the right ones and fails the wrong ones on every
+hidden case (they agree with the reference only where x = 0), so a right answer's reward is 0.5 (the
+correctness share; the interpreter is never faster than eager, so no speed credit) and a wrong one's 0.
+
+The path, each step a real job:
+  1. `build_base`: the tests' tiny model (tests/rl/tiny.py: random Qwen2, hidden 128, 2 layers) on a
+     BPE tokenizer trained here on kgym's sources (`build_tokenizer`), with its lm_head scaled by 8
+     (at Hugging Face's init, std 0.02, no LoRA can make the random model's next-token distribution
+     sharp enough to write a 115-token program; tests/rl/test_rl_learning.py scales it for the same
+     reason);
+  2. `curate`: `jobs.curate` (`jobs/configs/curate_toy.toml`) on `kernelbook_toy.jsonl`, a KernelBook-
+     layout file with the two modules and both answers to each; the funnel verifies all four and
+     keeps the two right ones (the wrong ones land in `failed:correctness`, as in the study's funnel);
+  3. `toy_sft_set`: the curated rows plus the two wrong answers put back on purpose, each under its
+     module's curated prompt and labelled `toy_label = "wrong"` (with the evaluation id of the
+     funnel's failing verdict). The study's SFT data would never hold a wrong answer: here they are
+     there so that the SFT'd policy writes right and wrong answers about half and half, which gives
+     RL a mixed reward to improve on;
+  4. `sft`: `jobs.sft` (`jobs/configs/sft_toy.toml`) trains a LoRA on that set on the CPU.
+`prepare(root)` runs the four and returns the paths. `run_rl` then runs `python -m jobs.rl` from that
+adapter (`jobs/configs/rl_toy.toml`), trained or as the frozen-policy control (`learner.lr = 0`:
+the same job, seeds and draws, every step run, no weight moves), and `step_rewards` reads a run's
+committed per-step mean reward back (benchmarks/rl_learning.py and
+tests/rljob/test_rl_learning_demo.py use the three).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+KERNELBOOK = HERE / "kernelbook_toy.jsonl"
+CURATE_CONFIG = REPO / "jobs" / "configs" / "curate_toy.toml"
+SFT_CONFIG = REPO / "jobs" / "configs" / "sft_toy.toml"
+RL_CONFIG = REPO / "jobs" / "configs" / "rl_toy.toml"
+TASKS = ("silu-v1", "relu-v1")
+LM_HEAD_SCALE = 8.0
+VOCAB = 4096
+SPECIALS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+RIGHT, WRONG = "right", "wrong"
+
+MODULE = '''import torch
+import torch.nn as nn
+
+
+class {cls}(nn.Module):
+    def forward(self, x):
+        return {expr}
+
+
+def get_inputs():
+    return [torch.rand([4, 8, 32])]
+
+
+def get_init_inputs():
+    return [[], {{}}]
+'''
+
+ANSWER = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def {name}_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, {expr}, mask=mask)
+
+
+class {cls}New(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        {name}_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+        return out
+'''
+
+# (class, kernel name, the module's torch expression, right Triton expression, wrong one)
+OPS = (("SiLU", "silu", "torch.nn.functional.silu(x)", "x / (1.0 + tl.exp(-x))", "x / (1.0 + tl.exp(x))"),
+       ("ReLU", "relu", "torch.relu(x)", "tl.maximum(x, 0.0)", "tl.minimum(x, 0.0)"))
+
+
+def kernelbook_rows() -> list[dict]:
+    """The toy KernelBook file's rows: per module its right answer, then its wrong one."""
+    rows = []
+    for cls, name, torch_expr, right, wrong in OPS:
+        for label, expr in ((RIGHT, right), (WRONG, wrong)):
+            rows.append({"uuid": f"toy-{name}-{label}", "entry_point": cls, "module_name": cls,
+                         "repo_name": "kgym/rl-toy", "repo_link": "https://example.invalid/kgym/rl-toy",
+                         "licenses": ["Apache-2.0"], "stars": 0, "sha": "0" * 40, "synthetic": True,
+                         "python_code": MODULE.format(cls=cls, expr=torch_expr),
+                         "triton_code": ANSWER.format(name=name, expr=expr, cls=cls), "toy_label": label})
+    return rows
+
+
+def write_kernelbook(path: Path = KERNELBOOK) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in kernelbook_rows()))
+    return path
+
+
+def answers() -> dict[str, dict[str, str]]:
+    """task id -> {right, wrong}: the answer texts a policy is scored on (the ModelNew form the SFT set
+    teaches, inside one python fence), for classifying samples."""
+    from kgym.curation.normalise import normalise
+    from kgym.curation.rows import read_source
+
+    out: dict[str, dict[str, str]] = {}
+    for s in read_source(str(KERNELBOOK)):
+        norm = normalise(s)
+        assert not isinstance(norm, str), norm
+        task = f"{s.row.entry_point.lower()}-v1"
+        label = RIGHT if s.uuid.endswith(RIGHT) else WRONG
+        out.setdefault(task, {})[label] = norm.answer.rstrip()
+    return out
+
+
+def _tiny():
+    spec = importlib.util.spec_from_file_location("kgym_tests_rl_tiny", REPO / "tests" / "rl" / "tiny.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault(spec.name, mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def build_tokenizer(vocab_size: int = VOCAB):
+    """A byte-level BPE trained here on kgym's own Python sources (never on the toy answers), without
+    the GPT-2 split at spaces, so common code phrases become one token: the toy answer is ~115 tokens
+    and the RL prompt ~580 (the tests' tiny tokenizer: ~400 and ~1,400, which a 2-core CPU pays for
+    in every SFT, rollout and learner step). TRL's ChatML template, as tests/rl/tiny.py's."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    texts = [p.read_text() for p in sorted((REPO / "kgym").rglob("*.py"))]
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIALS),
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   padding_side="left")
+    fast.chat_template = _tiny().tiny_tokenizer().chat_template
+    return fast
+
+
+def build_base(directory: Path) -> Path:
+    """The tiny random Qwen2 (tests/rl/tiny.py's shape, this tokenizer's vocabulary) with its lm_head
+    scaled (see the module docstring), saved with its tokenizer."""
+    import torch
+
+    tok = build_tokenizer()
+    model = _tiny().tiny_model(tok)
+    with torch.no_grad():
+        model.lm_head.weight.mul_(LM_HEAD_SCALE)
+    model.save_pretrained(directory)
+    tok.save_pretrained(directory)
+    return directory
+
+
+def curate(root: Path, base: Path, log=print):
+    """jobs.curate on the toy KernelBook file (local Verifier, records under root/records)."""
+    from jobs.config import load_job_config
+    from jobs.curate import CurateJobConfig, run_curate_job
+
+    overrides = [f'curate.input="{KERNELBOOK}"', f'curate.out="{root / "curation"}"',
+                 f'curate.tokenizer="{base}"', f'records.out="{root / "records"}"']
+    return run_curate_job(load_job_config(CurateJobConfig, CURATE_CONFIG, overrides), log=log)
+
+
+def toy_sft_set(result, out: Path) -> Path:
+    """The curated rows (toy_label right) + each dropped wrong answer under its module's curated prompt
+    (toy_label wrong), as one Parquet file SFTTrainer reads (its `messages` column)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kgym.curation.messages import chat
+    from kgym.curation.normalise import normalise
+    from kgym.curation.rows import read_source
+
+    kept = pq.read_table(result.dataset).to_pylist()
+    by_module = {r["module_key"]: r for r in kept}
+    fates = {f.uuid: f for f in result.fates}
+    rows = [{**r, "toy_label": RIGHT} for r in kept]
+    for s in read_source(str(KERNELBOOK)):
+        fate = fates[s.uuid]
+        if fate.dropped is None:
+            continue
+        if not str(fate.dropped).startswith("failed") or s.module_key not in by_module:
+            raise RuntimeError(f"toy row {s.uuid} was dropped at {fate.dropped} ({fate.detail}): the funnel should "
+                               "drop only the wrong answers, and only because they fail verification")
+        right = by_module[s.module_key]
+        norm = normalise(s)
+        system, user = right["messages"][0]["content"], right["messages"][1]["content"]
+        rows.append({**right, "messages": chat(system, user, norm.answer), "evaluation_id": fate.evaluation_id,
+                     "uuid": s.uuid, "toy_label": WRONG, "n_tokens": None})
+    if sorted(r["toy_label"] for r in rows) != sorted([RIGHT, WRONG] * len(OPS)):
+        raise RuntimeError(f"toy SFT set: expected a right and a wrong answer per module, got "
+                           f"{[(r['uuid'], r['toy_label']) for r in rows]}")
+    table = pa.Table.from_pylist(rows)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    pq.write_table(table, tmp)
+    tmp.rename(out)
+    return out
+
+
+def sft(base: Path, dataset: Path, out: Path, log=print, overrides: tuple[str, ...] = ()):
+    from jobs.config import load_job_config
+    from jobs.sft import SFTJobConfig, run_sft
+
+    cfg = load_job_config(SFTJobConfig, SFT_CONFIG, [f'dataset="{dataset}"', f'model="{base}"', f'out="{out}"',
+                                                     *overrides])
+    return run_sft(cfg, log=log)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    base: Path  # the tiny base model directory
+    sft_set: Path  # the toy SFT Parquet
+    adapter: Path  # jobs.sft's adapter
+    curated_rows: int
+    sft_loss: float | None
+
+
+def prepare(root: Path, log=print, sft_overrides: tuple[str, ...] = ()) -> Prepared:
+    root = Path(root)
+    base = build_base(root / "base")
+    result = curate(root, base, log=log)
+    sft_set = toy_sft_set(result, root / "toy_sft.parquet")
+    trained = sft(base, sft_set, root / "sft", log=log, overrides=sft_overrides)
+    return Prepared(base, sft_set, Path(trained.adapter), len(result.rows), trained.train_loss)
+
+
+if __name__ == "__main__":
+    write_kernelbook()
+
+
+def rl_prompt_ids(tokenizer, task_id: str, seed: int) -> tuple[int, ...]:
+    """The token ids a single-turn RL episode of `task_id` sends to vLLM (the rollout driver's
+    rendering: the user turn alone, no tools, thinking off)."""
+    from kgym.rollout.prompts import ChatPrompter
+    from kgym.tasks import make
+
+    task = make(task_id, seed, size="tiny")
+    return ChatPrompter(tokenizer).first([{"role": "user", "content": task.prompt()}]).ids
+
+
+def classify(task_id: str, text: str) -> str:
+    """right / wrong: the sample's code is that task's known answer; other: anything else (its reward
+    is still the verifier's; this label is only for telling the mix apart without verifying)."""
+    from kgym.answers import extract_code
+
+    ext = extract_code(text)
+    if not ext.ok:
+        return "other"
+    code = ext.code.strip()
+    known = answers()[task_id]
+    for label in (RIGHT, WRONG):
+        if code == known[label].strip():
+            return label
+    return "other"
+
+
+TRAINED, CONTROL = "trained", "control"
+
+
+def run_rl(prepared: Prepared, root: Path, arm: str, steps: int, overrides: tuple[str, ...] = (),
+           timeout_s: float | None = None, log=print) -> Path:
+    """`python -m jobs.rl` on the toy config from the SFT adapter; returns the run's records path.
+    The control arm adds `learner.lr=0.0` and nothing else."""
+    import subprocess
+
+    if arm not in (TRAINED, CONTROL):
+        raise ValueError(f"arm must be {TRAINED} or {CONTROL}, not {arm!r}")
+    run_id = f"rl-toy-{arm}"
+    sets = [f'model="{prepared.base}"', f'sft_adapter="{prepared.adapter}"', f"steps={steps}",
+            f'records.out="{Path(root) / "records"}"', f'records.run_id="{run_id}"', *overrides]
+    if arm == CONTROL:
+        sets.append("learner.lr=0.0")
+    cmd = [sys.executable, "-m", "jobs.rl", "--config", str(RL_CONFIG)]
+    for s in sets:
+        cmd += ["--set", s]
+    log(f"toy: {arm}: {' '.join(cmd)}")
+    done = subprocess.run(cmd, cwd=REPO, timeout=timeout_s, capture_output=True, text=True)
+    (Path(root) / f"{run_id}.log").write_text(done.stdout + done.stderr)
+    if done.returncode != 0:
+        raise RuntimeError(f"jobs.rl ({arm}) exited {done.returncode}:\n{(done.stdout + done.stderr)[-4000:]}")
+    return Path(root) / "records" / run_id
+
+
+def step_rewards(run: Path) -> list[float]:
+    """Mean reward of each committed step, in step order (jobs.rl's steps table)."""
+    from jobs.rl_records import Table, load
+
+    steps = load(str(run), Table.STEPS).sort_values("step")
+    return [float(r) for r in steps["reward_mean"]]
