@@ -202,7 +202,8 @@ def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    queries = dashboard_queries(rows=rows)
+    row_names = rows
+    queries = dashboard_queries(rows=row_names)
     panels: dict[str, list[PanelQuery]] = {}
     for q in queries:
         panels.setdefault(q.panel, []).append(q)
@@ -229,8 +230,8 @@ def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval:
         ax.tick_params(labelsize=7)
         if ax.lines and len(ax.lines) <= 12:
             ax.legend(fontsize=6, loc="best")
-    fig.suptitle(f"kgym dashboard queries (dashboards/kgym.json, row{'s' if len(rows) > 1 else ''} "
-                 f"{', '.join(rows)}) from a real Prometheus, scraping {what}", fontsize=11)
+    fig.suptitle(f"kgym dashboard queries (dashboards/kgym.json, row{'s' if len(row_names) > 1 else ''} "
+                 f"{', '.join(row_names)}) from a real Prometheus, scraping {what}", fontsize=11)
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp"
@@ -286,7 +287,19 @@ def run_rl_scraped(overrides: list[str], targets_dir: Path, at_last_step, config
         if line.startswith(last):
             at_last_step()
 
-    return run_rl_job(cfg, log=on_log)
+    for attempt in range(3):
+        try:
+            return run_rl_job(cfg, log=on_log)
+        except Exception as e:  # noqa: BLE001 - only Ray's own start-up timeout is retried
+            # Ray waits a fixed 30 s for its raylet; on a loaded 2-core machine it can take longer. Nothing
+            # of the run exists yet (farm_job connects before it creates the sink or writes a row).
+            if "timed out during startup" not in str(e) or attempt == 2:
+                raise
+            import ray
+
+            ray.shutdown()
+            log(f"jobs.rl: Ray did not start in time ({e}); starting it again")
+    raise AssertionError("unreachable")
 
 
 def wait_for(prom: Prometheus, expr: str, want: float, timeout_s: float = 60.0) -> None:
@@ -341,7 +354,8 @@ def main_rl(args: argparse.Namespace) -> int:
 
         answered = {f"{f}-v1" for f in args.families}
         exclude = [t for f in ("elementwise", *args.weight_families) for t in task_ids(f) if t not in answered]
-        overrides = [f'model="{model}"', f'sampling.choice_file="{choices}"', f'records.out="{tmp / "runs"}"',
+        records = Path(args.records) if args.records else tmp / "runs"
+        overrides = [f'model="{model}"', f'sampling.choice_file="{choices}"', f'records.out="{records}"',
                      f"steps={args.steps}", "eval.at_start=true", f"curriculum.family_weights={{{weights}}}",
                      f"curriculum.exclude={json.dumps(exclude)}"]
         with Prometheus(tmp, tmp / "targets", scrape_interval="2s") as prom:
@@ -349,15 +363,16 @@ def main_rl(args: argparse.Namespace) -> int:
             start = time.time()
             summary = run_rl_scraped(overrides, tmp / "targets",
                                      lambda: (wait_for(prom, "kgym_rl_step", float(args.steps)), time.sleep(5)))
+            if args.progress:
+                from kgym.records.plots import _save
+                from kgym.records.rl_plots import progress_figure
+                from kgym.records.rl_replay import load_rl
+
+                Path(args.progress).parent.mkdir(parents=True, exist_ok=True)
+                print(f"wrote {_save(progress_figure(load_rl(summary['run_path'])), Path(args.progress))}")
             render(prom, start, time.time(), Path(args.out), rate_interval="2m", rows=(RL_ROW,),
                    what=f"a {args.steps}-step CPU run of jobs.rl")
         print(f"wrote {args.out}")
-        if args.progress:
-            from kgym.records.plots import _save
-            from kgym.records.rl_plots import progress_figure
-            from kgym.records.rl_replay import load_rl
-
-            print(f"wrote {_save(progress_figure(load_rl(summary['run_path'])), Path(args.progress))}")
     return 0
 
 
@@ -370,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--families", nargs="+", default=["relu", "softmax"], help="--rl: tasks with scripted answers")
     p.add_argument("--weight-families", nargs="+", default=["softmax"],
                    help="--rl: task families drawn besides elementwise")
+    p.add_argument("--records", help="--rl: records root of the run (default: a temporary directory)")
     p.add_argument("--progress", default=str(HERE.parent / "docs" / "img" / "rl_progress.png"),
                    help="--rl: also the run's reward and solve rate per family over steps")
     args = p.parse_args(argv)
