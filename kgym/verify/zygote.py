@@ -43,7 +43,7 @@ from typing import Any
 MAX_MESSAGE = 1 << 20
 N_FDS = 4  # child socket, report pipe, stdout, stderr
 CHILD_FD, REPORT_FD = 3, 4  # where the forked child finds its socket and report pipe (KGYM_CHILD_FD/REPORT_FD)
-PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
+PR_GET_DUMPABLE, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 3, 4, 36
 SETUP_TIMEOUT_S = 30.0
 # rlimits the parent has now and the child gets (the zygote's own were the parent's at its start)
 RLIMITS = ("RLIMIT_AS", "RLIMIT_DATA", "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_STACK", "RLIMIT_CPU",
@@ -94,15 +94,18 @@ def dumpable() -> int | None:
         return None
 
 
+def _prctl(option: int, arg: int) -> bool:
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(option, arg, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def _set_undumpable() -> bool:
     """PR_SET_DUMPABLE 0: for a process of the same non-root uid, /proc/<pid>/mem, ptrace and the
     other ptrace-checked /proc files of this process are refused (root keeps them: CAP_SYS_PTRACE).
     Inherited by fork (execve resets it)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
+    return _prctl(PR_SET_DUMPABLE, 0)
 
 
 # --- the zygote process ---------------------------------------------------------------------------
@@ -145,6 +148,8 @@ def holdings() -> dict[str, Any]:
         info["fds"] = sorted(int(f) for f in os.listdir("/proc/self/fd"))
     except OSError:
         info["fds"] = None
+    info["modules"] = [m for m in ("torch", "torch._dynamo", "triton", "triton.runtime.jit", "kgym.verify.child",
+                                   "warmup_kernel", "numpy") if m in sys.modules]
     torch = sys.modules.get("torch")
     info["cuda_initialized"] = bool(torch is not None and torch.cuda.is_initialized())
     drv = sys.modules.get("triton.runtime.driver")
@@ -297,6 +302,7 @@ class _Server:
         os.close(self.wake_r)
         os.close(self.wake_w)
         self.children.clear()
+        zygote_dir = os.getcwd()
         os.setsid()
         # In a session and process group of its own: from here the parent may signal the group.
         os.write(sync_w, b"1")
@@ -328,9 +334,10 @@ class _Server:
                 resource.setrlimit(res, (int(soft), int(hard)))
             except (ValueError, OSError):
                 pass  # a hard limit above the zygote's own cannot be raised: the zygote's stands
+        _show_in_proc([sys.executable, "-P", "-m", "kgym.verify.child"], env)
         from kgym.verify import child
 
-        child.after_fork(msg.get("threads"))
+        child.after_fork(msg.get("threads"), zygote_dir)
         sock = socket.socket(fileno=CHILD_FD)
         sys.argv = [child.__file__]
         child.start(sock)  # exits the process
@@ -358,6 +365,49 @@ class _Server:
                 except ChildProcessError:
                     pass
                 del self.children[pid]
+        # The zygote is a subreaper: what a candidate started (Triton's compilers, or anything that
+        # outlived its process) comes to it once orphaned, and is reaped here as soon as it ends.
+        for pid in _other_children(self.children):
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _other_children(known: dict[int, Any]) -> list[int]:
+    """This process's children (/proc/self/task/*/children) other than the candidates it forked."""
+    pids: list[int] = []
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                pids += [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return []
+    return [p for p in pids if p not in known]
+
+
+def _show_in_proc(argv: list[str], env: dict[str, str]) -> bool:
+    """Make /proc/self/cmdline and /proc/self/environ show this process's argv and environment. The
+    kernel shows the blocks it laid out at exec (the zygote's); the process's environment as every
+    library reads it (environ, getenv, os.environ) was replaced already, and nothing points into the
+    old blocks any more, so they are overwritten in place, NUL-padded (what setproctitle and
+    PostgreSQL's ps_status do). The zygote's own environment carries KGYM_ENV_PAD so that a
+    spare's fits; one that does not is left as it was (False)."""
+    try:
+        with open("/proc/self/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        arg_start, arg_end, env_start, env_end = (int(x) for x in fields[45:49])
+    except (OSError, ValueError, IndexError):
+        return False
+    ok = True
+    for start, end, block in ((arg_start, arg_end, b"".join(os.fsencode(a) + b"\0" for a in argv)),
+                              (env_start, env_end, b"".join(os.fsencode(f"{k}={v}") + b"\0" for k, v in env.items()))):
+        size = end - start
+        if not 0 < len(block) <= size:
+            ok = False
+            continue
+        ctypes.memmove(start, block + b"\0" * (size - len(block)), size)
+    return ok
 
 
 def _fd_limit() -> int:
@@ -370,13 +420,18 @@ def main() -> None:
     fd = int(os.environ.pop("KGYM_ZYGOTE_FD"))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     undumpable = _set_undumpable()
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
     ctrl = socket.socket(fileno=fd)
     try:
         _preload()
+        from kgym.verify import child
+
+        paths = child.find_zygote_paths(os.path.realpath(os.getcwd()))
     except BaseException as e:  # noqa: BLE001 - the parent falls back to Popen and shows this
         _send(ctrl, {"op": "failed", "reason": f"{type(e).__name__}: {e}"[:2000]})
         raise
     _send(ctrl, {"op": "hello", "import_s": time.perf_counter() - t0, "set_undumpable": undumpable,
+                 "paths_to_rebase": paths,
                  **holdings()})
     _Server(ctrl).run()
     sys.stdout.flush()
@@ -393,7 +448,8 @@ class ZygoteClient:
         self.workdir = workdir
         self.stderr_path = stderr_path
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {**env, "KGYM_ZYGOTE_FD": str(child.fileno())}
+        # KGYM_ENV_PAD: room in the exec-time environment block for a spare's (see _show_in_proc)
+        env = {**env, "KGYM_ZYGOTE_FD": str(child.fileno()), "KGYM_ENV_PAD": "." * 1024}
         self.started = time.monotonic()
         try:
             with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
