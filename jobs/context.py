@@ -91,9 +91,14 @@ def farm_job(job: str, ray_section: RaySection, records: RecordsSection, metrics
     try:
         gpu = int(ray.cluster_resources().get("GPU", 0)) > 0
         section = farm(gpu) if callable(farm) else farm
-        sink = RecordSink.remote(SinkConfig(root=root, run_id=records.run_id, job_id=records.job_id,
-                                            flush_rows=records.flush_rows, flush_seconds=records.flush_seconds,
-                                            metrics_port=metrics.port, targets_file=metrics.targets_file))
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        # On the driver's node (the head under `ray job submit`): a GPU node the autoscaler removes
+        # or loses must not take the run's buffered rows with it.
+        here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+        sink = RecordSink.options(scheduling_strategy=here).remote(SinkConfig(
+            root=root, run_id=records.run_id, job_id=records.job_id, flush_rows=records.flush_rows,
+            flush_seconds=records.flush_seconds, metrics_port=metrics.port, targets_file=metrics.targets_file))
         endpoint = ray.get(sink.metrics_endpoint.remote())  # also: the sink's constructor ran
         run_location = ray.get(sink.summary.remote()).run_path
         log(f"{job}: records in {run_location}" + (f"; metrics on http://{endpoint}/metrics" if endpoint else ""))

@@ -12,11 +12,11 @@ window of requests at a time (reading its input lazily, so the backlog stays in 
 window follows the number of live workers, so workers on a node that joins get work), yields
 results in completion order, and yields each distinct evaluation id at most once across every `run`
 of this client (an id given twice, or listed in `skip`, is not submitted). The service is placed on
-the driver's node (softly: elsewhere if that node cannot take it), so a lost GPU node never takes the
-queue with it. Plus synchronous views of the service for drivers and tests (stats, worker ids,
-handles and nodes, bad nodes, the autoscaler ask, health), and `prefetch(items)`: the baselines of
-tasks about to be handed out, measured ahead on idle workers. Does not verify, schedule or write
-records itself.
+the driver's node (pinned: it takes no resources, and Ray 2.60 did not honour a soft affinity for
+it), so a lost GPU node never takes the queue with it. Plus synchronous views of the service for
+drivers and tests (stats, worker ids, handles and nodes, bad nodes, the autoscaler ask, health),
+and `prefetch(items)`: the baselines of tasks about to be handed out, measured ahead on idle
+workers. Does not verify, schedule or write records itself.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class VerifierPool:
             cluster_plan(config)  # a config the cluster cannot serve fails here, as a ValueError
             here = ray.get_runtime_context().get_node_id()
             opts: dict[str, Any] = {"max_concurrency": config.max_waiting,
-                                    "scheduling_strategy": NodeAffinitySchedulingStrategy(here, soft=True)}
+                                    "scheduling_strategy": NodeAffinitySchedulingStrategy(here, soft=False)}
             if name:
                 opts["name"] = name
             handle = FarmService.options(**opts).remote(config, sink)
