@@ -22,8 +22,8 @@ Order of events on one worker (one GPU):
    (back-to-back calls arrive within ~1 ms of each other, so a queued verification is never
    overtaken), takes the GPU turn, measures that one item and gives the turn back. Items on the
    candidates' path (eager, and compile where the verdict would wait for it) go before deferred
-   compile figures. So nothing it measures overlaps a candidate's timed block, or any other part of
-   a verification, on that GPU.
+   compile figures, which start only after `deferred_grace_s` of idle time. So nothing it
+   measures overlaps a candidate's timed block, or any other part of a verification, on that GPU.
 4. Rows go to `emit` from the same thread, off every candidate's path.
 Does not choose workers (`service.py`) or write records (`sink.py`).
 """
@@ -44,6 +44,9 @@ from kgym.contract import EvalRequest, Verdict, WorkerInfo
 from kgym.contract.ids import source_hash
 
 IDLE_GRACE_S = 0.25  # idle time before a measurement may start (the farm's idle gap is ~1 ms)
+# Idle time before a deferred torch.compile figure may start: it takes 10-55 s on a GPU and cannot be
+# interrupted, and no verdict waits for it, so it waits until the farm is clearly idle.
+DEFERRED_GRACE_S = 5.0
 ON_PATH, DEFERRED = 0, 1  # priorities: baselines a verdict waits for, then the ones it does not
 
 
@@ -98,7 +101,7 @@ class _Item:
     seq: int
     request: BaselineRequest = field(compare=False)
     kinds: tuple[str, ...] = field(compare=False)
-    source: str = field(compare=False)  # prefetch | deferred
+    source: str = field(compare=False)  # prefetch | deferred (re-measure) | late (deferred, cached ones stand)
 
 
 @dataclass
@@ -118,11 +121,13 @@ class Prefetcher:
     takes a list of baseline rows (the worker sends them to its RecordSink); None drops them."""
 
     def __init__(self, verifier: Any, info: WorkerInfo, emit: Callable[[list[dict[str, Any]]], Any] | None = None,
-                 *, idle_grace_s: float = IDLE_GRACE_S, start: bool = True):
+                 *, idle_grace_s: float = IDLE_GRACE_S, deferred_grace_s: float = DEFERRED_GRACE_S,
+                 start: bool = True):
         self.verifier = verifier
         self.info = info
         self.emit = emit
         self.idle_grace_s = idle_grace_s
+        self.deferred_grace_s = deferred_grace_s
         self.stats = PrefetchStats()
         self._turn = threading.Lock()  # the GPU: a verification, or one baseline measurement
         self._cond = threading.Condition()
@@ -142,13 +147,16 @@ class Prefetcher:
 
     # -- what is coming -------------------------------------------------------------------------
     def offer(self, items: list[BaselineRequest | EvalRequest]) -> int:
-        """Queue the baselines of upcoming verifications; returns how many items were new."""
+        """Queue the baselines of upcoming verifications; returns how many items were new. A
+        torch.compile figure that their verdicts will not wait for (`defer_compile`) is not queued
+        here: it is measured after the verdict, so a long compile never runs when they arrive."""
         new = 0
         for item in items:
             req = as_baseline_request(item)
             defer = bool(req.overrides.get("defer_compile", self.verifier.config.defer_compile))
             new += self._push(req, ("eager",), ON_PATH, "prefetch")
-            new += self._push(req, ("compile",), DEFERRED if defer else ON_PATH, "prefetch")
+            if not defer:  # deferred, no verdict waits for it: measured after the verdicts instead,
+                new += self._push(req, ("compile",), ON_PATH, "prefetch")  # never in their way
         return new
 
     def _push(self, req: BaselineRequest, kinds: tuple[str, ...], priority: int, source: str) -> int:
@@ -190,7 +198,11 @@ class Prefetcher:
         req = BaselineRequest.of(request)
         defer = bool(req.overrides.get("defer_compile", self.verifier.config.defer_compile))
         if defer and req.key not in self._deferred_done and "compile" in self._kinds(req):
-            self._push(req, ("compile",), DEFERRED, "deferred")
+            # A fresh eager figure (first sight, or a cached one found stale beside the candidate):
+            # any cached compile figure is distrusted with it and re-measured; otherwise a compile
+            # figure prefetched meanwhile is used as it is.
+            eager = verdict.timings.get("eager")
+            self._push(req, ("compile",), DEFERRED, "deferred" if eager is None or not eager.cached else "late")
 
     def _kinds(self, req: BaselineRequest) -> list[str]:
         try:
@@ -229,22 +241,26 @@ class Prefetcher:
                 self._cond.notify_all()
             self._turn.release()
 
+    def _grace(self) -> float:
+        return self.idle_grace_s if not self._heap or self._heap[0].priority == ON_PATH else self.deferred_grace_s
+
     def _idle_now(self) -> bool:
-        return self._busy == 0 and time.monotonic() - self._idle_since >= self.idle_grace_s
+        return self._busy == 0 and time.monotonic() - self._idle_since >= self._grace()
 
     def _grace_left(self) -> float:
-        return max(0.0, self.idle_grace_s - (time.monotonic() - self._idle_since)) if self._busy == 0 else 0.0
+        return max(0.0, self._grace() - (time.monotonic() - self._idle_since)) if self._busy == 0 else 0.0
 
     def _measure(self, item: _Item) -> None:
         req = item.request
         try:
             measured = self.verifier.prefetch(req.reference, kinds=item.kinds, remeasure=item.source == "deferred",
                                               **{**req.overrides, "seed": req.seed})
+            source = "deferred" if item.source == "late" else item.source
         except Exception as e:  # noqa: BLE001 - a bad request is reported, never fatal to the worker
             self.stats.failed.append(f"{req.task.get('task_id')} seed {req.seed}: {type(e).__name__}: "
                                      f"{str(e)[:300]}\n{traceback.format_exc(limit=3)[-500:]}")
             return
-        if item.source == "deferred":
+        if item.source in ("deferred", "late"):
             self._deferred_done.add(req.key)
         if not measured:
             self.stats.skipped += 1
@@ -253,7 +269,7 @@ class Prefetcher:
         for m in measured:
             self.stats.measured += 1
             self.stats.seconds += m.seconds
-            rows.append(self._row(req, m.kind, m.timing, item.source, m.seconds, m.measured_at))
+            rows.append(self._row(req, m.kind, m.timing, source, m.seconds, m.measured_at))
         with self._cond:
             self._outbox.extend(rows)
 
