@@ -15,7 +15,7 @@ The path, each step a real job:
   1. `build_base`: the tests' tiny model (tests/rl/tiny.py: random Qwen2, hidden 128, 2 layers) on a
      BPE tokenizer trained here on kgym's sources (`build_tokenizer`), with its lm_head scaled by 8
      (at Hugging Face's init, std 0.02, no LoRA can make the random model's next-token distribution
-     sharp enough to write a 115-token program; tests/rl/test_rl_learning.py scales it for the same
+     sharp enough to write a 245-token program; tests/rl/test_rl_learning.py scales it for the same
      reason);
   2. `curate`: `jobs.curate` (`jobs/configs/curate_toy.toml`) on `kernelbook_toy.jsonl`, a KernelBook-
      layout file with the two modules and both answers to each; the funnel verifies all four and
@@ -141,16 +141,20 @@ def _tiny():
 
 
 def build_tokenizer(vocab_size: int = VOCAB):
-    """A byte-level BPE trained here on kgym's own Python sources (never on the toy answers), without
-    the GPT-2 split at spaces, so common code phrases become one token: the toy answer is ~115 tokens
-    and the RL prompt ~580 (the tests' tiny tokenizer: ~400 and ~1,400, which a 2-core CPU pays for
-    in every SFT, rollout and learner step). TRL's ChatML template, as tests/rl/tiny.py's."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    """A byte-level BPE of 4,096 tokens trained here on kgym's own Python sources (never on the toy
+    answers): the toy answer is ~245 tokens and the RL prompt ~920 (the tests' tiny tokenizer, 1,024
+    tokens trained on kgym/rl alone: ~400 and ~1,400, which a 2-core CPU pays for in every SFT,
+    rollout and learner step). It splits words with Qwen2's own pattern, the one transformers and
+    vLLM apply when they load a Qwen2 model's tokenizer, so it encodes there as it was trained.
+    TRL's ChatML template, as tests/rl/tiny.py's."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
+    from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
 
     texts = [p.read_text() for p in sorted((REPO / "kgym").rglob("*.py"))]
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), "isolated"),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
     tok.train_from_iterator(texts, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIALS),
                                                        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
@@ -311,3 +315,15 @@ def step_rewards(run: Path) -> list[float]:
 
     steps = load(str(run), Table.STEPS).sort_values("step")
     return [float(r) for r in steps["reward_mean"]]
+
+
+def run_arms(prepared: Prepared, root: Path, steps: int, overrides: tuple[str, ...] = (),
+             timeout_s: float | None = None, log=print) -> dict[str, Path]:
+    """Both arms side by side (each its own `python -m jobs.rl` and embedded Ray): on a CPU one arm's
+    phases (generation, verification, learning) leave cores idle that the other's use."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        futures = {arm: pool.submit(run_rl, prepared, root, arm, steps, overrides, timeout_s, log)
+                   for arm in (TRAINED, CONTROL)}
+        return {arm: f.result() for arm, f in futures.items()}
