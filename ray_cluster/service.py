@@ -427,7 +427,10 @@ class FarmService:
 
     async def _write(self, result: EvalResult) -> None:
         try:
-            self.stats.sink_rows += await self.sink.write_results.remote([result])
+            # Awaited first: `self.stats.sink_rows += await ...` reads the counter before the await,
+            # and two writes completing meanwhile would lose one of the counts.
+            stored = await self.sink.write_results.remote([result])
+            self.stats.sink_rows += stored
         except Exception as e:  # noqa: BLE001 - the verdict stands; the row is the sink's failure
             self.stats.sink_errors.append(f"{result.evaluation_id}: {type(e).__name__}: {str(e)[:300]}")
 
