@@ -13,7 +13,9 @@ adapter directory).
 
 Order of events of step s (attempt a, learner at policy version v):
   1. the curriculum's full-size floor for s (`[curriculum]` final-stage schedule), then
-     `tasks_per_step` draws from the TaskActor;
+     `tasks_per_step` draws from the TaskActor, told to the farm at once (`prefetch`: idle workers
+     measure their baselines while the engines generate; with the eager reward no verdict waits for
+     torch.compile, `defer_compile`);
   2. rollout: one group of `group_size` episodes per task, spread over the rollout actors (each
      episode's submit_kernel awaits the farm; the farm's sink records every verification);
   3. scoring (`kgym.episodes.score_group`: loose credit, all-equal flag); every group's outcomes go
@@ -242,6 +244,15 @@ class RLController:
                 out[i] = g
         return out
 
+    def _prefetch(self, tasks: list[Any]) -> None:
+        """Tell the farm the tasks about to be rolled out: its idle workers measure their baselines
+        while the engines generate, so the first submission of a task does not wait for them
+        (docs/farm.md, "Baselines off the candidate's path"). Episodes verify with the task's own
+        options (`EvalRequest.for_task(task, code)`), which is what `for_task` here prefetches."""
+        from ray_cluster.prefetch import BaselineRequest
+
+        self.job.pool.prefetch([BaselineRequest.for_task(t) for t in tasks])
+
     def _engine_stats(self) -> tuple[float, float]:
         import ray
 
@@ -256,6 +267,7 @@ class RLController:
         floor = cfg.curriculum.floor_at(s, cfg.steps)
         ray.get(self.task_actor.set_floor_full.remote(floor))
         tasks = ray.get(self.task_actor.sample.remote(cfg.tasks_per_step))
+        self._prefetch(tasks)
 
         # 2-3. rollouts, scoring, bounded resampling of all-equal groups
         gen0, tok0 = self._engine_stats()
@@ -373,6 +385,7 @@ class RLController:
 
         cfg = self.config
         tasks = ray.get(self.task_actor.make_tasks.remote([(tid, seed, "full") for tid, seed in self.eval_specs]))
+        self._prefetch(tasks)
         gids = [f"a{self.attempt}-s{s:06d}-eval-g{i}" for i in range(len(tasks))]
         rolled = self._rollout(tasks, gids, modes=["single"] * len(tasks), group_size=cfg.eval.samples)
         groups = [rl_steps.score(g, t, 0, cfg.eval.samples) for g, t in zip(rolled, tasks)]
@@ -451,7 +464,12 @@ class RLController:
 def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
     from jobs.context import farm_job
 
-    with farm_job("jobs.rl", config.ray, config.records, config.metrics.sink(), config.farm, config.verify,
+    verify = dict(config.verify)
+    if config.episodes.baseline == "eager":
+        # The reward never reads the torch.compile figure: no verdict waits for it; the workers
+        # measure it when idle and it joins the records (RUN/_baselines/) for the compile analysis.
+        verify.setdefault("defer_compile", True)
+    with farm_job("jobs.rl", config.ray, config.records, config.metrics.sink(), config.farm, verify,
                   log) as job:
         controller = RLController(config, log)
         try:
