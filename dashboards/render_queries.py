@@ -232,7 +232,7 @@ def render(prom: Prometheus, start: float, end: float, out: Path, rate_interval:
             ax.legend(fontsize=6, loc="best")
     fig.suptitle(f"kgym dashboard queries (dashboards/kgym.json, row{'s' if len(row_names) > 1 else ''} "
                  f"{', '.join(row_names)}) from a real Prometheus, scraping {what}", fontsize=11)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))  # room for the title above the panels
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp"
     fig.savefig(tmp, format="png", dpi=90)
