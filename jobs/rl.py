@@ -13,9 +13,9 @@ adapter directory).
 
 Order of events of step s (attempt a, learner at policy version v):
   1. the curriculum's full-size floor for s (`[curriculum]` final-stage schedule), then
-     `tasks_per_step` draws from the TaskActor, told to the farm at once (`prefetch`: idle workers
-     measure their baselines while the engines generate; with the eager reward no verdict waits for
-     torch.compile, `defer_compile`);
+     `tasks_per_step` draws from the TaskActor; with `baselines_off_path` told to the farm at once
+     (`prefetch`: idle workers measure their baselines while the engines generate; with the eager
+     reward no verdict waits for torch.compile, `defer_compile`);
   2. rollout: one group of `group_size` episodes per task, spread over the rollout actors (each
      episode's submit_kernel awaits the farm; the farm's sink records every verification);
   3. scoring (`kgym.episodes.score_group`: loose credit, all-equal flag); every group's outcomes go
@@ -251,6 +251,8 @@ class RLController:
         options (`EvalRequest.for_task(task, code)`), which is what `for_task` here prefetches."""
         from ray_cluster.prefetch import BaselineRequest
 
+        if not self.config.baselines_off_path:
+            return
         self.job.pool.prefetch([BaselineRequest.for_task(t) for t in tasks])
 
     def _engine_stats(self) -> tuple[float, float]:
@@ -465,7 +467,7 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
     from jobs.context import farm_job
 
     verify = dict(config.verify)
-    if config.episodes.baseline == "eager":
+    if config.baselines_off_path and config.episodes.baseline == "eager":
         # The reward never reads the torch.compile figure: no verdict waits for it; the workers
         # measure it when idle and it joins the records (RUN/_baselines/) for the compile analysis.
         verify.setdefault("defer_compile", True)

@@ -255,6 +255,9 @@ class RLJobConfig:
     records: RecordsSection = section(RecordsSection, "where the rows go", run_id="rl", job_id="rl")
     farm: FarmSection = section(FarmSection, "the verifier workers")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every verification", factory=dict)
+    baselines_off_path: bool = option(False, "tell the farm each step's tasks ahead (prefetch) and, with the eager "
+                                      "reward, defer torch.compile; off by default: on an H200 it gave failed "
+                                      "verdicts to honest reference solutions (docs/farm.md)")
     metrics: RLMetricsSection = section(RLMetricsSection, "the Prometheus exporters")
     ray: RaySection = section(RaySection, "which Ray")
 
