@@ -10,8 +10,8 @@ nodes that declare one fake GPU each; the workers verify on the CPU), the real v
   the GCS), and releases the ask once the queue drains; `max_workers` caps placement;
 - a node whose worker keeps failing its health probe (its device poisoned, as in test_pool): marked
   bad after `bad_node_failures`, its workers dropped, and no worker is placed there again;
-- Prometheus's `ray` job: the service-discovery file Ray's head writes lists every live node's
-  metrics-export address;
+- Prometheus's `ray` job: the service-discovery file Ray writes (its own writer, run against the
+  cluster) lists every live node's metrics-export address, and drops a node that left;
 - `jobs.verify` on the cluster, its driver SIGKILLed mid-batch and a node lost before the restart:
   the restart resumes, and every id has one row.
 
@@ -269,7 +269,7 @@ def test_a_node_failing_its_probes_is_marked_bad_and_not_used_again(cluster):
 
 
 def test_killed_driver_on_the_cluster_resumes_after_a_node_is_lost(cluster, tmp_path):
-    ids = write_input(tmp_path / "in.jsonl", range(540, 545))
+    ids = write_input(tmp_path / "in.jsonl", range(540, 552))  # 24 rows: 3 workers must not finish in the wait
     (tmp_path / "job.toml").write_text("\n".join([
         f'input = "{tmp_path / "in.jsonl"}"', 'size = "tiny"', "", "[records]", f'out = "{tmp_path / "out"}"',
         'run_id = "resume"', "", "[farm]", "use_gpus = false", "workers = 3", "", "[verify]",
@@ -279,20 +279,21 @@ def test_killed_driver_on_the_cluster_resumes_after_a_node_is_lost(cluster, tmp_
     with extra_node(cluster) as node:
         proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                 start_new_session=True)
-        seen = 0
+        seen, out = 0, []
         try:
             for line in proc.stdout:
+                out.append(line)
                 if line.startswith("["):
                     seen += 1
                     if seen == 4:
-                        time.sleep(4.0)  # rows are durable within flush_seconds (2 s)
+                        time.sleep(2.5)  # rows are durable within flush_seconds (2 s)
                         os.kill(proc.pid, signal.SIGKILL)
                         break
             proc.wait(timeout=60)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
-        assert proc.returncode == -signal.SIGKILL, "the job finished before it could be killed"
+        assert proc.returncode == -signal.SIGKILL, "finished before the kill:\n" + "".join(out)[-3000:]
         node.kill_raylet()  # and a node is lost before the restart
     run = tmp_path / "out" / "resume"
     before, deadline = rows(run), time.monotonic() + 20
@@ -312,19 +313,21 @@ def test_killed_driver_on_the_cluster_resumes_after_a_node_is_lost(cluster, tmp_
     assert list(kept) == list(before["recorded_at"])
 
 
-def test_rays_service_discovery_file_lists_every_node(cluster):
+def test_rays_service_discovery_file_lists_every_node(cluster, tmp_path):
+    # Ray's own writer (the one its head's dashboard runs every few seconds), pointed at a temp dir:
+    # the file Prometheus's `ray` job reads lists the metrics address of every live node.
+    from ray._private.metrics_agent import PrometheusServiceDiscoveryWriter
     from ray._private.ray_constants import PROMETHEUS_SERVICE_DISCOVERY_FILE
 
-    path = Path(cluster.head_node.get_session_dir_path()) / PROMETHEUS_SERVICE_DISCOVERY_FILE
-    want = {f"{n['NodeManagerAddress']}:{n['MetricsExportPort']}" for n in ray.nodes() if n["Alive"]}
-    assert len(want) == 2  # the head and node A, each with its own metrics agent
-
-    def listed():
-        try:
-            entries = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
-        return {t for e in entries for t in e["targets"]} >= want and entries
-
-    entries = _wait(listed, 60, f"{sorted(want)} in {path}")
-    assert all(e["labels"]["job"] == "ray" for e in entries)
+    writer = PrometheusServiceDiscoveryWriter(cluster.address, str(tmp_path), str(tmp_path))
+    with extra_node(cluster) as node:
+        writer.write()
+        entries = json.loads((tmp_path / PROMETHEUS_SERVICE_DISCOVERY_FILE).read_text())
+        want = {f"{n['NodeManagerAddress']}:{n['MetricsExportPort']}" for n in ray.nodes() if n["Alive"]}
+        assert len(want) == 3  # the head, node A and the node just added, each with its own metrics agent
+        assert {t for e in entries for t in e["targets"]} >= want and entries[0]["labels"] == {"job": "ray"}
+        gone = f"{node.address_info['node_ip_address']}:{node.address_info['metrics_export_port']}"
+        assert gone in want
+    writer.write()  # the node was removed: its address leaves the file
+    entries = json.loads((tmp_path / PROMETHEUS_SERVICE_DISCOVERY_FILE).read_text())
+    assert gone not in {t for e in entries for t in e["targets"]}
