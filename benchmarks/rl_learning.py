@@ -4,7 +4,7 @@
 
 Builds the toy path (tests/rljob/toy/toy.py: tiny base model, `jobs.curate` on the toy KernelBook
 file, the toy SFT set, `jobs.sft`), then runs `python -m jobs.rl --config jobs/configs/rl_toy.toml`
-twice from the SFT adapter with the same seeds, side by side (two embedded Ray instances):
+twice from the SFT adapter with the same seeds, one after the other:
 trained, and the frozen-policy control (`learner.lr=0.0`). Writes ROOT/rl_learning.json (mean
 reward per step of both, the set-up, the times) and the plot docs/img/rl_learning.png (mean reward
 per step, trained vs control, with a moving mean). `--reuse` keeps an existing ROOT's base model

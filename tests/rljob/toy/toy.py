@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,7 +303,8 @@ def run_rl(prepared: Prepared, root: Path, arm: str, steps: int, overrides: tupl
     for s in sets:
         cmd += ["--set", s]
     log(f"toy: {arm}: {' '.join(cmd)}")
-    done = subprocess.run(cmd, cwd=REPO, timeout=timeout_s, capture_output=True, text=True)
+    env = {**os.environ, "RAY_raylet_start_wait_time_s": os.environ.get("RAY_raylet_start_wait_time_s", "180")}
+    done = subprocess.run(cmd, cwd=REPO, timeout=timeout_s, capture_output=True, text=True, env=env)
     (Path(root) / f"{run_id}.log").write_text(done.stdout + done.stderr)
     if done.returncode != 0:
         raise RuntimeError(f"jobs.rl ({arm}) exited {done.returncode}:\n{(done.stdout + done.stderr)[-4000:]}")
@@ -319,11 +321,6 @@ def step_rewards(run: Path) -> list[float]:
 
 def run_arms(prepared: Prepared, root: Path, steps: int, overrides: tuple[str, ...] = (),
              timeout_s: float | None = None, log=print) -> dict[str, Path]:
-    """Both arms side by side (each its own `python -m jobs.rl` and embedded Ray): on a CPU one arm's
-    phases (generation, verification, learning) leave cores idle that the other's use."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(2) as pool:
-        futures = {arm: pool.submit(run_rl, prepared, root, arm, steps, overrides, timeout_s, log)
-                   for arm in (TRAINED, CONTROL)}
-        return {arm: f.result() for arm, f in futures.items()}
+    """Both arms, one after the other (two embedded Ray instances starting at once on a loaded
+    2-core machine timed out in the raylet's start)."""
+    return {arm: run_rl(prepared, root, arm, steps, overrides, timeout_s, log) for arm in (TRAINED, CONTROL)}
