@@ -285,8 +285,8 @@ def test_killed_driver_on_the_cluster_resumes_after_a_node_is_lost(cluster, tmp_
                 out.append(line)
                 if line.startswith("["):
                     seen += 1
-                    if seen == 4:
-                        time.sleep(2.5)  # rows are durable within flush_seconds (2 s)
+                    if seen == 3:
+                        time.sleep(4.0)  # rows are durable within flush_seconds (2 s) plus a timer tick
                         os.kill(proc.pid, signal.SIGKILL)
                         break
             proc.wait(timeout=60)
