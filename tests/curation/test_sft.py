@@ -1,7 +1,7 @@
 """jobs.sft on the tiny local model (Qwen2Config vocab ~1K, hidden 128, 2 layers, random weights; no
 download): a few LoRA steps on CPU on a curated-format Parquet, an adapter directory that peft loads
-back with trained (non-zero) LoRA B matrices; the same with the NF4 (QLoRA) base. Whether vLLM's CPU
-build serves the adapter is left to the rollout issue (vLLM is not installed here)."""
+back with trained (non-zero) LoRA B matrices; the same with the NF4 (QLoRA) base. That vLLM's CPU
+build serves the adapter is test_sft_adapter_vllm.py's."""
 
 from __future__ import annotations
 
