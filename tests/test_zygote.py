@@ -12,6 +12,7 @@ before any process ran).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -301,6 +302,7 @@ def test_the_zygote_holds_no_device_state(zverifier, relu_reference):
     assert st["pid"] == zygote.pid
     assert st["cuda_initialized"] is False and st["triton_driver_started"] is False, st
     assert st["libcuda_mapped"] is False and st["device_files_mapped"] is False, st
+    assert st["cuda_driver_initialized"] is None and st["device_fds"] == [], st
     assert st["threads"] == 1, st  # single-threaded when it forks (numpy's BLAS pool is shut down at fork)
     assert st["dumpable"] == 0, st  # PR_SET_DUMPABLE 0
     # and from outside, as the kernel sees it
@@ -446,20 +448,75 @@ def test_a_zygote_that_cannot_start_falls_back_to_popen_with_a_warning():
         assert not zombies_of(os.getpid())  # both zygotes were killed and reaped
 
 
+def test_the_triton_seed_is_planted_only_as_taken(tmp_path):
+    from kgym.verify.sandbox import TritonSeed
+
+    src = tmp_path / "spare-cache"
+    (src / "ABC").mkdir(parents=True)
+    (src / "ABC" / "cuda_utils.so").write_bytes(b"\x7fELF trusted")
+    (src / "ABC" / "evil-link").symlink_to("/etc/passwd")  # never taken: regular files only
+    (src / "K1").mkdir()
+    (src / "K1" / "k.cubin").write_bytes(b"cubin")
+    # Triton's group files name their members by absolute path: in each copy they name the copy's own
+    (src / "K1" / "__grp__k.json").write_text(json.dumps({"child_paths": {"k.cubin": str(src / "K1" / "k.cubin")}}))
+    (src / "K2").mkdir()
+    (src / "K2" / "__grp__x.json").write_text(json.dumps({"child_paths": {"x": "/etc/passwd"}}))  # left out
+    seed = TritonSeed()
+    assert seed.take(str(src))
+    assert sorted(seed._files(seed.dir)) == ["ABC/cuda_utils.so", "K1/__grp__k.json", "K1/k.cubin"]
+    assert seed.plant(str(tmp_path / "copy"))
+    assert json.loads((tmp_path / "copy" / "K1" / "__grp__k.json").read_text()) == \
+        {"child_paths": {"k.cubin": str(tmp_path / "copy" / "K1" / "k.cubin")}}
+    assert seed.plant(str(tmp_path / "next")) and (tmp_path / "next" / "ABC" / "cuda_utils.so").read_bytes() == \
+        b"\x7fELF trusted"
+    (tmp_path / "next" / "ABC" / "cuda_utils.so").write_bytes(b"a candidate's own copy")  # its own dir: no effect
+    assert seed.plant(str(tmp_path / "third"))
+    with open(os.path.join(seed.dir, "ABC", "cuda_utils.so"), "wb") as f:  # the seed itself rewritten
+        f.write(b"\x7fELF planted")
+    assert not seed.plant(str(tmp_path / "fourth")) and not (tmp_path / "fourth").exists()
+    assert seed.dir is None and "changed" in seed.dropped and not seed.take(str(src))  # dropped for good
+
+
 @pytest.mark.gpu
 def test_the_zygote_holds_no_cuda_context_on_a_gpu():
-    with Sandbox("cuda:0", spares=2, zygote=True) as sandbox:
+    import torch
+
+    from kgym.verify.zygote import _cuda_driver_initialized, holdings, touched_device
+
+    # the probe tells an initialised driver from one that is only loaded: here, in this process
+    torch.cuda.init()
+    with open("/proc/self/maps") as f:
+        assert _cuda_driver_initialized(f.read()) is True
+    assert "the CUDA driver was initialised (cuInit)" in touched_device(holdings())
+    with Sandbox("cuda:0", spares=2, zygote=True, triton_seed=True) as sandbox:
+        assert sandbox.zygote_fallback is None, sandbox.zygote_fallback
         for p in sandbox._ready:
             assert p.forked
             assert p.wait_ready(300)["op"] == "ready"  # each spare started CUDA and ran the warm-up kernel
-            with open(f"/proc/{p.proc.pid}/maps") as f:
-                assert "libcuda" in f.read()  # the check below can see a CUDA driver where there is one
+            fds = [os.readlink(f"/proc/{p.proc.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{p.proc.pid}/fd")]
+            assert [t for t in fds if t.startswith("/dev/nvidia")], fds  # a started device shows, here
+        # the first forked spare seeds the Triton cache of the spares forked after it
+        first = sandbox.acquire()
+        assert first.wait_ready(300) and sandbox.triton_seed.dir is not None
+        second = sandbox.acquire()
+        third = sandbox._ready[-1]  # forked after the seed was taken
+        assert third.seeded and os.listdir(os.path.join(third.workdir, "triton-cache"))
+        for base, _, files in os.walk(os.path.join(third.workdir, "triton-cache")):
+            for name in files:
+                if name.startswith("__grp__"):
+                    with open(os.path.join(base, name)) as f:
+                        paths = json.load(f)["child_paths"].values()
+                    assert all(p.startswith(third.workdir + "/") and os.path.exists(p) for p in paths), paths
+        assert third.wait_ready(300)["op"] == "ready"
+        for p in (first, second):
+            p.kill()
         z = sandbox.zygote
         st = z.status()
+        assert touched_device(st) == [], st
         assert st["cuda_initialized"] is False and st["triton_driver_started"] is False, st
-        assert st["libcuda_mapped"] is False and st["device_files_mapped"] is False, st
+        # torch's CUDA build loads libcuda at import; the driver is loaded, never started
+        assert st["cuda_driver_initialized"] in (False, None) and st["device_fds"] == [], st
         with open(f"/proc/{z.pid}/maps") as f:
-            maps = f.read()
-        assert "libcuda" not in maps and "/dev/nvidia" not in maps
+            assert "/dev/nvidia" not in f.read()
         fds = [os.readlink(f"/proc/{z.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{z.pid}/fd")]
         assert not [t for t in fds if t.startswith("/dev/nvidia")], fds

@@ -16,6 +16,7 @@ neither the device nor any secret), the default; or, the old path, as a cold
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 import selectors
@@ -138,10 +139,111 @@ class _ForkedProc:
         return stat is None or stat[3] != self.starttime or stat[0] in ("Z", "X")
 
 
+class TritonSeed:
+    """The Triton cache entries of the harness's own warm-up (the driver's compiled helper module, the
+    warm-up kernel's launcher and binary), taken once from a spare forked by the zygote at the moment
+    it says `ready`: it has run nothing but the harness, no candidate has been loaded into it. Each
+    later forked spare gets a copy in its own, otherwise empty, Triton cache dir, so its warm-up loads
+    them instead of compiling them (on an H200 the first launch took 0.69 s seeded, 1.53 s not). Off by
+    default (Sandbox(triton_seed=True)) until measured on an H200 with the GPU tests green. Only
+    regular files are taken; the copy is checked against the digest taken with it before every plant,
+    and dropped (never planted again) if it changed. On the CPU (the interpreter) there is nothing to
+    take."""
+
+    def __init__(self) -> None:
+        self.dir: str | None = None
+        self.digest: str | None = None
+        self.dropped: str | None = None
+
+    @staticmethod
+    def _files(root: str) -> list[str]:
+        out = []
+        for base, dirs, files in os.walk(root, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if not os.path.islink(os.path.join(base, d)))
+            for name in sorted(files):
+                path = os.path.join(base, name)
+                if os.path.isfile(path) and not os.path.islink(path):
+                    out.append(os.path.relpath(path, root))
+        return out
+
+    @classmethod
+    def _digest(cls, root: str) -> str:
+        import hashlib
+
+        h = hashlib.sha256()
+        for rel in cls._files(root):
+            with open(os.path.join(root, rel), "rb") as f:
+                data = f.read()
+            h.update(rel.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+        return h.hexdigest()
+
+    @staticmethod
+    def _is_group(rel: str) -> bool:
+        return os.path.basename(rel).startswith("__grp__")
+
+    def take(self, cache_dir: str) -> bool:
+        if self.dir is not None or self.dropped is not None or not os.path.isdir(cache_dir):
+            return False
+        files = [rel for rel in self._files(cache_dir) if not os.path.basename(rel).startswith("tmp.")]
+        if not files:
+            return False
+        root = os.path.realpath(cache_dir)
+        dst = tempfile.mkdtemp(prefix="kgym-triton-seed-")
+        os.chmod(dst, 0o700)
+        plain = {rel for rel in files if not self._is_group(rel)}
+        for rel in files:
+            os.makedirs(os.path.join(dst, os.path.dirname(rel)), exist_ok=True)
+            if not self._is_group(rel):
+                shutil.copyfile(os.path.join(cache_dir, rel), os.path.join(dst, rel))
+                continue
+            # A group file names its members by absolute path (the source spare's dir): kept relative
+            # here and made absolute in each planted copy's own dir, never pointing anywhere else.
+            try:
+                with open(os.path.join(cache_dir, rel)) as f:
+                    members = json.load(f)["child_paths"]
+                relative = {}
+                for name, path in members.items():
+                    member = os.path.relpath(os.path.realpath(path), root)
+                    if member not in plain:
+                        raise ValueError(f"{path} is not a file of this cache")
+                    relative[str(name)] = member
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue  # left out: Triton compiles that entry again
+            with open(os.path.join(dst, rel), "w") as f:
+                json.dump({"child_paths": relative}, f)
+        self.dir, self.digest = dst, self._digest(dst)
+        return True
+
+    def plant(self, cache_dir: str) -> bool:
+        if self.dir is None:
+            return False
+        if self._digest(self.dir) != self.digest:
+            self.drop("the seed's files changed after they were taken")
+            return False
+        for rel in self._files(self.dir):
+            os.makedirs(os.path.join(cache_dir, os.path.dirname(rel)), exist_ok=True)
+            if not self._is_group(rel):
+                shutil.copyfile(os.path.join(self.dir, rel), os.path.join(cache_dir, rel))
+                continue
+            with open(os.path.join(self.dir, rel)) as f:
+                members = json.load(f)["child_paths"]
+            with open(os.path.join(cache_dir, rel), "w") as f:
+                json.dump({"child_paths": {k: os.path.join(cache_dir, v) for k, v in members.items()}}, f)
+        return True
+
+    def drop(self, why: str = "closed") -> None:
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        self.dir = self.digest = None
+        self.dropped = why
+
+
 class CandidateProcess:
-    def __init__(self, device: str, *, threads: int | None = None, zygote: ZygoteClient | None = None):
+    def __init__(self, device: str, *, threads: int | None = None, zygote: ZygoteClient | None = None,
+                 seed: TritonSeed | None = None):
         """A fresh candidate process: forked by `zygote` when one is given (ZygoteError if it cannot),
-        else started cold with Popen."""
+        else started cold with Popen. `seed`: trusted Triton cache entries of the warm-up, planted in
+        its own (otherwise empty) Triton cache dir first."""
         self.device = device
         self.workdir = tempfile.mkdtemp(prefix="kgym-cand-")
         os.chmod(self.workdir, 0o700)
@@ -152,10 +254,14 @@ class CandidateProcess:
         self.stdout_path = os.path.join(self.workdir, "stdout.txt")
         self.stderr_path = os.path.join(self.workdir, "stderr.txt")
         self.forked = zygote is not None
+        self.seeded = False
+        self.on_ready: Any = None  # called once with this process when `ready` arrives (before any load)
+        self.on_start_failure: Any = None  # called once with this process if it dies or hangs before `ready`
         self.started = time.monotonic()
         try:
             with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
                 if zygote is not None:
+                    self.seeded = seed is not None and seed.plant(os.path.join(self.workdir, "triton-cache"))
                     env = _child_env(device, self.workdir, threads=threads, child_fd=CHILD_FD, report_fd=REPORT_FD)
                     pid, starttime = zygote.spawn(env, self.workdir,
                                                   [child_sock.fileno(), report_w, out.fileno(), err.fileno()],
@@ -283,11 +389,21 @@ class CandidateProcess:
     def wait_ready(self, timeout: float) -> dict[str, Any]:
         self.warm()
         if self.ready_info is None:
-            msg = self._recv(timeout)
-            if msg.get("op") != "ready":
-                raise ChildFailure("crash", f"unexpected first message {str(msg)[:200]}")
+            try:
+                msg = self._recv(timeout)
+                if msg.get("op") != "ready":
+                    raise ChildFailure("crash", f"unexpected first message {str(msg)[:200]}")
+            except ChildFailure:
+                hook, self.on_start_failure = self.on_start_failure, None
+                if hook is not None:
+                    hook(self)
+                raise
+            self.on_start_failure = None
             self.ready_info = msg
             self.warming = False
+            hook, self.on_ready = self.on_ready, None
+            if hook is not None:
+                hook(self)
         return self.ready_info
 
     def request(self, msg: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -360,10 +476,13 @@ class Sandbox:
     DEFAULT_QUIET_MODE = "pause"
     # Spares forked from a zygote (kgym.verify.zygote) rather than started cold (docs/spares.md).
     DEFAULT_ZYGOTE = True
+    # Forked spares' Triton caches seeded with the warm-up's entries (TritonSeed). Off until measured
+    # on an H200 with tests/test_gpu.py green (docs/spares.md, "The Triton seed").
+    DEFAULT_TRITON_SEED = False
 
     def __init__(self, device: str, *, spares: int = 1, start_timeout_s: float = 300.0,
                  quiet_mode: str = DEFAULT_QUIET_MODE, zygote: bool = DEFAULT_ZYGOTE,
-                 zygote_start_timeout_s: float = 120.0):
+                 zygote_start_timeout_s: float = 120.0, triton_seed: bool = DEFAULT_TRITON_SEED):
         if quiet_mode not in self.QUIET_MODES:
             raise ValueError(f"quiet_mode {quiet_mode!r}: use one of {', '.join(self.QUIET_MODES)}")
         self.device = device
@@ -371,12 +490,19 @@ class Sandbox:
         self.quiet_mode = quiet_mode
         self.start_timeout_s = start_timeout_s
         self.zygote_start_timeout_s = zygote_start_timeout_s
-        self.gated = device.startswith("cuda")
+        # On the CPU only forked spares are gated: their whole device part is a burst of host work
+        # (the interpreter's first launch, torch's and numpy's thread pools) that began right as the
+        # verification that refilled them did, and skewed its timed runs and the parent's baseline
+        # re-measure; stopping one costs nothing. A cold spare spends that time importing anyway.
+        self.gated = device.startswith("cuda") or zygote
         self._quiet = False
         self.use_zygote = zygote
         self.zygote: ZygoteClient | None = None
         self.zygote_starts = 0  # zygotes started (more than one: one died or broke and was replaced)
         self.zygote_fallback: str | None = None  # why this sandbox went back to Popen, if it did
+        self.triton_seed = TritonSeed()  # the warm-up's Triton cache entries, for forked spares
+        if not triton_seed:
+            self.triton_seed.dropped = "off (Sandbox(triton_seed=False))"
         if zygote:
             self._start_zygote()  # it imports while the caller goes on; the first fork waits for it
         self._ready: deque[CandidateProcess] = deque(self._new_process() for _ in range(spares))
@@ -423,7 +549,12 @@ class Sandbox:
                     break
             try:
                 self.zygote.wait_hello(self.zygote_start_timeout_s)
-                return CandidateProcess(self.device, zygote=self.zygote)
+                proc = CandidateProcess(self.device, zygote=self.zygote, seed=self.triton_seed)
+                if self.triton_seed.dir is None and self.triton_seed.dropped is None:
+                    proc.on_ready = self._take_seed
+                if proc.seeded:
+                    proc.on_start_failure = self._seeded_spare_failed
+                return proc
             except ZygoteError as e:
                 last = str(e)
                 self._stop_zygote()
@@ -432,6 +563,16 @@ class Sandbox:
         if self.use_zygote:
             self._fall_back(f"the zygote failed twice in a row ({last})")
         return CandidateProcess(self.device)
+
+    def _seeded_spare_failed(self, proc: CandidateProcess) -> None:
+        self.triton_seed.drop("a seeded spare failed its start")
+        warnings.warn("kgym sandbox: a spare with a seeded Triton cache failed its start; no spare is seeded "
+                      "from now on", RuntimeWarning, stacklevel=3)
+
+    def _take_seed(self, proc: CandidateProcess) -> None:
+        """A forked spare just said `ready`: nothing but the harness has run in it yet."""
+        if not proc.reports and not proc.seeded:
+            self.triton_seed.take(os.path.join(proc.workdir, "triton-cache"))
 
     def _release(self) -> None:
         if not self._quiet:
@@ -454,7 +595,8 @@ class Sandbox:
         (`quiet_mode="pause"`, the default: only device work they queued before the stop can overlap)
         or finish first (`"wait"`, bounded by the start timeout: their whole device start, seconds,
         is waited for, which made every microsecond task take ~11 s on an H200).
-        A no-op on the CPU, where timing earns no gate and the wait would only slow verification."""
+        On the CPU a no-op for cold (Popen) spares, where timing earns no gate and the wait would only
+        slow verification; forked spares are gated there too (see __init__)."""
         if not self.gated:
             yield
             return
@@ -483,6 +625,7 @@ class Sandbox:
         while self._ready:
             self._ready.popleft().kill()
         self._stop_zygote()
+        self.triton_seed.drop()
 
     def __enter__(self) -> Sandbox:
         return self

@@ -7,7 +7,7 @@ and only has its device part (CUDA context, the warm-up kernel, the profiler) le
 fresh-process rule stands: every candidate still gets a process of its own, and nothing of one
 candidate can reach the zygote, so nothing reaches the next one.
 
-The zygote is started like a candidate process (`python -P -m kgym.verify.zygote`: scrubbed
+The zygote is started like a candidate process (`python -P`, calling `main` here: scrubbed
 environment, its own session and temp dir, stdin from /dev/null, stdout/stderr to files), imports,
 and then waits on a control socket (SOCK_SEQPACKET, JSON both ways: it unpickles nothing) for:
   spawn    with four descriptors attached (SCM_RIGHTS): the child's socket to the parent, the
@@ -159,11 +159,52 @@ def holdings() -> dict[str, Any]:
     try:
         with open("/proc/self/maps") as f:
             maps = f.read()
-        info["libcuda_mapped"] = "libcuda.so" in maps
+        info["libcuda_mapped"] = "libcuda.so" in maps  # loaded (torch's CUDA build links it): not started
         info["device_files_mapped"] = "/dev/nvidia" in maps
     except OSError:
+        maps = ""
         info["libcuda_mapped"] = info["device_files_mapped"] = None
+    info["cuda_driver_initialized"] = _cuda_driver_initialized(maps)
+    try:
+        info["device_fds"] = [t for t in (os.readlink(f"/proc/self/fd/{fd}") for fd in info["fds"] or []
+                                          if os.path.exists(f"/proc/self/fd/{fd}"))
+                              if t.startswith("/dev/nvidia")]
+    except OSError:
+        info["device_fds"] = None
+    try:
+        info["thread_names"] = sorted(open(f"/proc/self/task/{t}/comm").read().strip()
+                                      for t in os.listdir("/proc/self/task"))
+    except OSError:
+        info["thread_names"] = None
     return info
+
+
+def touched_device(info: dict[str, Any]) -> list[str]:
+    """What in `holdings()` says the process started a device (a zygote must show none of it)."""
+    found = []
+    if info.get("cuda_initialized"):
+        found.append("torch initialised CUDA")
+    if info.get("cuda_driver_initialized"):
+        found.append("the CUDA driver was initialised (cuInit)")
+    if info.get("triton_driver_started"):
+        found.append("Triton's driver was started")
+    if info.get("device_files_mapped") or info.get("device_fds"):
+        found.append("a /dev/nvidia* device is open or mapped")
+    return found
+
+
+def _cuda_driver_initialized(maps: str) -> bool | None:
+    """Has this process called cuInit? Asked without starting anything: only where libcuda is loaded
+    already (None where it is not: then it cannot have been), through cuCtxGetCurrent, which answers
+    CUDA_ERROR_NOT_INITIALIZED (3) before cuInit."""
+    if "libcuda.so" not in maps:
+        return None
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")  # loaded already: dlopen hands back the same library
+        ctx = ctypes.c_void_p()
+        return lib.cuCtxGetCurrent(ctypes.byref(ctx)) != 3
+    except (OSError, AttributeError):
+        return None
 
 
 class _Server:
@@ -453,8 +494,8 @@ class ZygoteClient:
         self.started = time.monotonic()
         try:
             with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-                self.proc = subprocess.Popen(
-                    [sys.executable, "-P", "-m", "kgym.verify.zygote"], cwd=workdir, env=env,
+                self.proc = subprocess.Popen(  # -c, not -m: the module is imported once, as itself
+                    [sys.executable, "-P", "-c", "import kgym.verify.zygote as z; z.main()"], cwd=workdir, env=env,
                     stdin=subprocess.DEVNULL, stdout=out, stderr=err, close_fds=True,
                     pass_fds=(child.fileno(),), start_new_session=True)
         finally:
@@ -539,8 +580,9 @@ class ZygoteClient:
             raise self._fail(f"the zygote failed to import: {str(msg.get('reason'))[:2000]}")
         if msg.get("pid") != self.proc.pid:
             raise self._fail("the zygote's hello names another pid")
-        if msg.get("cuda_initialized") or msg.get("libcuda_mapped") or msg.get("triton_driver_started"):
-            raise self._fail(f"the zygote touched the device while importing: {msg}")
+        touched = touched_device(msg)
+        if touched:
+            raise self._fail(f"the zygote touched the device while importing ({'; '.join(touched)}): {msg}")
         self.hello = msg
         self.ready_s = time.monotonic() - self.started
         return msg
