@@ -409,6 +409,35 @@ def test_the_zygote_parses_json_only_and_survives_junk():
         p.kill()
 
 
+def test_a_dead_parent_leaves_no_spare_behind(tmp_path):
+    # The worker is killed while a spare is stopped (quiet's pause): the zygote sees its socket close
+    # and kills and reaps its children; a stopped spare would otherwise never run to notice.
+    import subprocess
+
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys, time\n"
+        "from kgym.verify.sandbox import Sandbox\n"
+        "sb = Sandbox('cpu', spares=1, zygote=True)\n"
+        "p = sb._ready[0]\n"
+        "p.wait_ready(300)\n"
+        "assert p.pause()\n"
+        "print(sb.zygote.pid, p.proc.pid, flush=True)\n"
+        "time.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True,
+                              cwd=str(Path(__file__).resolve().parents[1]))
+    try:
+        zpid, spid = (int(x) for x in parent.stdout.readline().split())
+        assert proc_stat(spid)[0] == "T"
+        parent.kill()
+        parent.wait(10)
+        assert wait_until(lambda: (proc_stat(spid) or ("gone",))[0] in ("gone", "Z", "X"), 15), proc_stat(spid)
+        assert wait_until(lambda: (proc_stat(zpid) or ("gone",))[0] in ("gone", "Z", "X"), 15), proc_stat(zpid)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
 def test_a_dead_zygote_is_replaced_and_the_candidate_at_hand_is_unaffected(relu_reference):
     # A candidate that got past every tripwire could kill its parent, the zygote (same uid). Here the
     # test kills it while a spare forked from it waits for the next candidate, twice.

@@ -231,6 +231,7 @@ class _Server:
                     if not data:
                         for fd in fds:
                             os.close(fd)
+                        self.end_children()
                         return  # the parent is gone
                     if not self.handle(data, fds):
                         return
@@ -382,6 +383,28 @@ class _Server:
         sock = socket.socket(fileno=CHILD_FD)
         sys.argv = [child.__file__]
         child.start(sock)  # exits the process
+
+    def end_children(self) -> None:
+        """The parent died (the socket closed without `exit`): no child can serve anyone any more,
+        and one the parent had stopped (quiet's SIGSTOP) would never run to notice. Each child's
+        group is killed and the child reaped."""
+        live = [pid for pid, c in self.children.items() if c["code"] is None]
+        for pid in live:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + 5
+        for pid in list(self.children):
+            while True:
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if done or time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+        self.children.clear()
 
     def release(self, pid: Any) -> None:
         if isinstance(pid, int) and pid in self.children:
