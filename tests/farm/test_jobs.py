@@ -37,7 +37,7 @@ def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def test_killed_driver_restarts_and_resumes(tmp_path):
-    ids = write_input(tmp_path / "in.jsonl", range(10, 15))
+    ids = write_input(tmp_path / "in.jsonl", range(10, 25))  # 30 rows: 10 were all done in the wait
     write_config(tmp_path / "job.toml", tmp_path / "in.jsonl", tmp_path / "out", "resume")
     cmd = [sys.executable, "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")]
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
