@@ -7,7 +7,7 @@ rollout GPU needs so that the farm is never the bottleneck.
 
 `--mode job` runs `python -m jobs.rl` (jobs/configs/rl_tiny.toml: vLLM's CPU build, the Triton
 interpreter, the real farm and learner) for `--steps` steps and reads its steps table
-(`jobs.rl_records`): every phase as the driver timed it.
+(`kgym.records.rl_records`): every phase as the driver timed it.
 
 `--mode replay` is for a GPU machine where vLLM cannot run: the episodes are scripted instead of
 generated. Verification: every family's first task at `--size`, each one's reference solution and
@@ -60,7 +60,7 @@ def needed_verifiers(gen_tps: float, tokens_per_episode: float, verifications_pe
 
 
 def job_mode(args) -> dict:
-    from jobs.rl_records import Table, load
+    from kgym.records.rl_records import Table, load
 
     out = Path(args.out or tempfile.mkdtemp(prefix="kgym-rl-bench-"))
     run_id = f"bench-{int(time.time())}"

@@ -32,7 +32,7 @@ Order of events of step s (attempt a, learner at policy version v):
   7. every `[eval] every` steps: the held-out evaluation (single-turn, `samples` per task, the
      current policy), scored and compared with the previous one by a paired bootstrap over tasks;
   8. rows: the step's episodes (train and eval), its evaluation and its stats, each a part file
-     visible whole (`jobs.rl_records`), tagged (step, attempt);
+     visible whole (`kgym.records.rl_records`), tagged (step, attempt);
   9. every `[checkpoint] every` steps: a checkpoint (the learner's state, the curriculum's state,
      the evaluation baseline, the step) written to a temp dir renamed into place;
  10. the step's done marker, last: from now on step s counts; metrics updated.
@@ -62,7 +62,7 @@ from typing import Any
 from jobs import rl_steps
 from jobs.config import ConfigError, describe
 from jobs.rl_config import RLJobConfig, load_config
-from jobs.rl_records import RLRecords, RowKind, Table
+from kgym.records.rl_records import RLRecords, RowKind, Table
 
 STATE_FILE = "state.json"
 STATE_FORMAT = 1

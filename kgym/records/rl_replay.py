@@ -1,6 +1,6 @@
 """Replay of an RL run (`python -m jobs.rl`): its steps, episodes and held-out evaluations as tables.
 
-Covers reading the run's three RL tables (`jobs.rl_records`: RUN/_rl/{rollouts,steps,evals}) with only
+Covers reading the run's three RL tables (`kgym.records.rl_records`: RUN/_rl/{rollouts,steps,evals}) with only
 committed steps' rows (a step counts once its done marker names the attempt that wrote it; rows of an
 unfinished step or of an attempt a resume superseded are left out and listed), joining the farm's
 evaluation rows (`kgym.records.load`: RUN/<family>/) where an episode's first and final evaluations
@@ -59,15 +59,15 @@ class RLRun:
 
 def is_rl_run(path: str | Path) -> bool:
     """`path` is a run directory holding RL tables (RUN/_rl/)."""
-    from jobs.rl_records import RL_DIR
+    from kgym.records.rl_records import RL_DIR
 
     return (Path(path) / RL_DIR).is_dir()
 
 
 def load_rl(path: str | Path) -> RLRun:
     """The committed rows of the RL run at `path` (ROOT/<run_id>)."""
-    from jobs.rl_records import RowKind, Table, committed, load, read_raw, rl_location
     from kgym.records.reader import load as load_evaluations
+    from kgym.records.rl_records import RowKind, Table, committed, load, read_raw, rl_location
 
     path = str(path)
     commit = committed(path)

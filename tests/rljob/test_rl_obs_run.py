@@ -107,7 +107,7 @@ def unfinished(obs_run, tmp_path_factory) -> Path:
     step 3 and of step 4 (episodes and a stats row), and no done marker for either."""
     import pyarrow.parquet as pq
 
-    from jobs.rl_records import RLRecords, Table
+    from kgym.records.rl_records import RLRecords, Table
 
     copy = tmp_path_factory.mktemp("rl-obs-unfinished") / "obs"
     shutil.copytree(obs_run.path, copy)
@@ -134,7 +134,7 @@ def _lines(out: str) -> list[str]:
 
 
 def test_the_run_committed_every_step(obs_run):
-    from jobs.rl_records import markers
+    from kgym.records.rl_records import markers
 
     assert obs_run.summary["steps"] == STEPS and obs_run.summary["attempt"] == 1
     assert sorted(markers(obs_run.path)) == list(range(0, STEPS + 1))  # step 0: the evaluation at the start

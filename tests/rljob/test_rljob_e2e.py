@@ -63,8 +63,8 @@ def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def test_killed_after_step_2_resumes_and_finishes(tiny, tmp_path):
-    from jobs.rl_records import Table, load, markers, read_raw
     from kgym.records import load as load_evaluations
+    from kgym.records.rl_records import Table, load, markers, read_raw
 
     model, choices = tiny
     out = tmp_path / "out"
@@ -114,7 +114,7 @@ def test_killed_after_step_2_resumes_and_finishes(tiny, tmp_path):
 def test_ray_job_submit_to_a_local_head(tiny, tmp_path):
     from farm_test_ports import free_ports
 
-    from jobs.rl_records import Table, load
+    from kgym.records.rl_records import Table, load
 
     model, choices = tiny
     gcs, dash, client, agent_http, agent_grpc, env_agent, metrics, nm, om = free_ports(9)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.rl_records import RLRecords, Table, conform, describe_table, load, read_raw
+from kgym.records.rl_records import RLRecords, Table, conform, describe_table, load, read_raw
 
 
 def step_row(attempt: int, step: int, **kw) -> dict:

@@ -313,7 +313,7 @@ def run_rl(prepared: Prepared, root: Path, arm: str, steps: int, overrides: tupl
 
 def step_rewards(run: Path) -> list[float]:
     """Mean reward of each committed step, in step order (jobs.rl's steps table)."""
-    from jobs.rl_records import Table, load
+    from kgym.records.rl_records import Table, load
 
     steps = load(str(run), Table.STEPS).sort_values("step")
     return [float(r) for r in steps["reward_mean"]]
