@@ -65,9 +65,18 @@ def test_a_slower_re_measure_never_replaces_a_cached_baseline(verifier, relu_ref
     key = verifier._baseline_key(ref, nominal, "eager", runs, warmup)
     fast = Timing(1e-6, 0.0, runs, True, "host")
     verifier.cache.put(key, fast)
-    v = verifier.verify(relu_reference, fixture_source("relu", "good"))
-    assert v.passed, (v.gate, v.reason)
-    assert v.timings["eager"].median_ms == fast.median_ms and v.timings["eager"].cached
-    assert any("the cached one is used" in n for n in v.notes), v.notes
-    assert verifier.cache.get(key).median_ms == fast.median_ms
+    # A noisy re-measure (its spread as wide as its median: the suite's other processes on two cores)
+    # "agrees" with any figure and takes the other branch; the planted entry must stand either way,
+    # and within three tries the re-measure must be the clean, slower one that says so.
+    seen = []
+    for _ in range(3):
+        v = verifier.verify(relu_reference, fixture_source("relu", "good"))
+        assert v.passed, (v.gate, v.reason)
+        assert v.timings["eager"].median_ms == fast.median_ms and v.timings["eager"].cached
+        assert verifier.cache.get(key).median_ms == fast.median_ms
+        seen.append(v.notes)
+        if any("the cached one is used" in n for n in v.notes):
+            break
+    else:
+        raise AssertionError(f"no re-measure disagreed with the planted figure in three tries: {seen}")
     verifier.cache.put(key, Timing(1000.0, 1.0, runs, True, "host"))  # leave a figure the next check replaces

@@ -65,3 +65,22 @@ def write_config(path: Path, input_path: Path, out: Path | str, run_id: str, wor
 def rows(run_path: Path):
     """Every visible row of a run, duplicates included."""
     return load(run_path, deduplicate=False)
+
+
+def kill_once_durable(proc, run_path: Path, timeout_s: float = 120.0) -> None:
+    """SIGKILL a job's driver as soon as its first rows are durable (a visible Parquet part), so the
+    kill lands mid-batch however fast verification has become (a fixed sleep let two workers finish
+    the whole batch first once spares were forked from a zygote)."""
+    import signal
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if len(rows(run_path)):
+                break
+        except Exception:  # noqa: BLE001 - no part yet (the run directory may not exist)
+            pass
+        time.sleep(0.1)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)

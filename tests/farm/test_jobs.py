@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from farm_helpers import REPO, rows, write_config, write_input
+from farm_helpers import REPO, kill_once_durable, rows, write_config, write_input
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
@@ -37,25 +37,18 @@ def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 
 def test_killed_driver_restarts_and_resumes(tmp_path):
-    ids = write_input(tmp_path / "in.jsonl", range(10, 25))  # 30 rows: 10 were all done in the wait
+    ids = write_input(tmp_path / "in.jsonl", range(10, 25))  # 30 rows
     write_config(tmp_path / "job.toml", tmp_path / "in.jsonl", tmp_path / "out", "resume")
     cmd = [sys.executable, "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    run = tmp_path / "out" / "resume"
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        seen = 0
-        for line in proc.stdout:
-            if line.startswith("["):
-                seen += 1
-                if seen == 4:
-                    time.sleep(4.0)  # the sink makes rows durable within flush_seconds (2 s); then kill mid-batch
-                    os.kill(proc.pid, signal.SIGKILL)
-                    break
+        kill_once_durable(proc, run)  # mid-batch: the first rows are durable, most are still to come
         proc.wait(timeout=60)
     finally:
         _kill_group(proc.pid)  # the embedded Ray's agents outlive a SIGKILLed driver
     assert proc.returncode == -signal.SIGKILL, "the job finished before it could be killed"
-    run = tmp_path / "out" / "resume"
     # A Ray worker outside the driver's process group (the record sink) can flush its last buffered
     # row a moment after the kill: read what was recorded once it stops changing.
     before, deadline = rows(run), time.monotonic() + 20
