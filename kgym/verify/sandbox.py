@@ -32,7 +32,7 @@ from collections import deque
 from typing import Any
 
 from kgym.verify.wire import WireError, recv_reply, send_command
-from kgym.verify.zygote import CHILD_FD, REPORT_FD, ZygoteClient, ZygoteError, proc_stat
+from kgym.verify.zygote import CHILD_FD, REPORT_FD, ZygoteClient, ZygoteError, file_tail, proc_stat
 
 _KGYM_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Environment variables a child keeps (device selection, compilers, libraries); everything else goes.
@@ -354,13 +354,7 @@ class CandidateProcess:
         return head + (f"; stderr:\n{tail}" if tail.strip() else "")
 
     def stderr_tail(self, n: int = 3000) -> str:
-        try:
-            with open(self.stderr_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - n))
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
+        return file_tail(self.stderr_path, n)
 
     def drain_reports(self) -> list[tuple[str, str]]:
         """Read what the tripwires wrote; a channel closed while the process lives is tampering."""

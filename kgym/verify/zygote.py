@@ -55,6 +55,17 @@ class ZygoteError(Exception):
 
 
 # --- both sides ---------------------------------------------------------------------------------
+def file_tail(path: str, n: int) -> str:
+    """The last `n` bytes of a file as text ('' when it cannot be read): a process's stderr."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - n))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
 def proc_stat(pid: int) -> tuple[str, int, int, int] | None:
     """(state letter, ppid, process group, start time in clock ticks) of a process, or None."""
     try:
@@ -545,13 +556,7 @@ class ZygoteClient:
         return ZygoteError(why + (f"; zygote stderr:\n{tail}" if tail.strip() else ""))
 
     def stderr_tail(self, n: int = 2000) -> str:
-        try:
-            with open(self.stderr_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - n))
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
+        return file_tail(self.stderr_path, n)
 
     def _pump(self, timeout: float) -> bool:
         """Read what the zygote sent (waiting up to `timeout` for the first message). False if none."""
