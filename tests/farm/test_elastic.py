@@ -272,7 +272,7 @@ def test_killed_driver_on_the_cluster_resumes_after_a_node_is_lost(cluster, tmp_
     ids = write_input(tmp_path / "in.jsonl", range(540, 560))  # 40 rows: 3 workers must not finish them first
     (tmp_path / "job.toml").write_text("\n".join([
         f'input = "{tmp_path / "in.jsonl"}"', 'size = "tiny"', "", "[records]", f'out = "{tmp_path / "out"}"',
-        'run_id = "resume"', "", "[farm]", "use_gpus = false", "workers = 3", "", "[verify]",
+        'run_id = "resume"', "flush_rows = 1", "", "[farm]", "use_gpus = false", "workers = 3", "", "[verify]",
         *[f"{k} = {v}" for k, v in QUICK.items()], "", "[ray]", f'address = "{cluster.address}"', ""]))
     cmd = [sys.executable, "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
@@ -295,7 +295,7 @@ def test_killed_driver_on_the_cluster_resumes_after_a_node_is_lost(cluster, tmp_
         if len(now) == len(before):
             break
         before = now
-    assert before["evaluation_id"].is_unique and 1 <= len(before) < len(ids)
+    assert before["evaluation_id"].is_unique and 1 <= len(before) < len(ids), f"{len(before)} of {len(ids)} durable"
     done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"{len(before)} already recorded" in done.stdout, done.stdout[-2000:]

@@ -38,7 +38,7 @@ def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 def test_killed_driver_restarts_and_resumes(tmp_path):
     ids = write_input(tmp_path / "in.jsonl", range(10, 25))  # 30 rows
-    write_config(tmp_path / "job.toml", tmp_path / "in.jsonl", tmp_path / "out", "resume")
+    write_config(tmp_path / "job.toml", tmp_path / "in.jsonl", tmp_path / "out", "resume", flush_rows=1)
     cmd = [sys.executable, "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")]
     run = tmp_path / "out" / "resume"
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
