@@ -55,7 +55,8 @@ def write_input(path: Path, seeds) -> list[str]:
 def write_config(path: Path, input_path: Path, out: Path | str, run_id: str, workers: int = 2,
                  num_cpus: int | None = 2, address: str | None = "local", flush_rows: int | None = None) -> None:
     lines = [f'input = "{input_path}"', 'size = "tiny"', "", "[records]", f'out = "{out}"', f'run_id = "{run_id}"',
-             *([f"flush_rows = {flush_rows}"] if flush_rows else []), "", "[farm]", f"workers = {workers}", "", "[verify]"] + [f"{k} = {v}" for k, v in QUICK.items()]
+             *([f"flush_rows = {flush_rows}"] if flush_rows else []), "", "[farm]", f"workers = {workers}", "",
+             "[verify]", *[f"{k} = {v}" for k, v in QUICK.items()]]
     if address or num_cpus:
         lines += ["", "[ray]"] + ([f'address = "{address}"'] if address else []) + \
                  ([f"num_cpus = {num_cpus}"] if num_cpus else [])
