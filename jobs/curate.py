@@ -17,21 +17,19 @@ nothing is left). Exit status: 0 done, 1 when the farm gave up on some rows (re-
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jobs import cli as job_cli
+from jobs.cli import parser
 from jobs.config import (
-    ConfigError,
     FarmSection,
     MetricsSection,
     RaySection,
     RecordsSection,
     check_verify,
-    describe,
-    load_job_config,
     option,
     section,
 )
@@ -134,24 +132,11 @@ def run_curate_job(config: CurateJobConfig, log=print) -> CurationResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.curate", description=__doc__.splitlines()[0])
-    p.add_argument("--config", help="TOML job config (every key: --help-config)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, dotted for sections (farm.workers=4); repeatable")
-    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
-    args = p.parse_args(argv)
-    if args.help_config:
-        print(describe(CurateJobConfig))
-        return 0
     from kgym.tasks import TaskError
 
-    try:
-        config = load_job_config(CurateJobConfig, args.config, args.set)
-        result = run_curate_job(config, log=lambda s: print(s, flush=True))
-    except (ConfigError, TaskError, ValueError) as e:  # ValueError: e.g. a replay path without records
-        print(f"jobs.curate: error: {e}", file=sys.stderr)
-        return 2
-    return 1 if result.report.drops.get(Drop.FARM_ERROR) else 0
+    return job_cli.main(parser("curate", __doc__, "farm.workers=4"), CurateJobConfig, run_curate_job, argv,
+                        errors=(TaskError, ValueError),  # ValueError: e.g. a replay path without records
+                        finish=lambda result: 1 if result.report.drops.get(Drop.FARM_ERROR) else 0)
 
 
 if __name__ == "__main__":

@@ -27,15 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jobs import cli as job_cli
+from jobs.cli import parser, toml_string
 from jobs.config import (
-    ConfigError,
     FarmSection,
     MetricsSection,
     RaySection,
     RecordsSection,
     check_verify,
-    describe,
-    load_job_config,
     option,
     section,
 )
@@ -154,17 +153,13 @@ def _verify_arg(text: str) -> tuple[str, str]:
     return key, value
 
 
-def _toml_str(value: str) -> str:
-    return json.dumps(value)  # a JSON string is a TOML basic string
-
-
 def overrides_from_args(a: argparse.Namespace) -> list[str]:
-    """The flags as `--set` overrides (the flags win over the config file; `--set` wins over both)."""
+    """The flags as overrides (they win over the config file; `--set` wins over both)."""
     out = []
     for flag, key in (("kernelbench", "kernelbench"), ("generations", "generations"), ("out", "records.out"),
                       ("run_id", "records.run_id"), ("scores", "scores"), ("ray_address", "ray.address")):
         if getattr(a, flag) is not None:
-            out.append(f"{key}={_toml_str(getattr(a, flag))}")
+            out.append(f"{key}={toml_string(getattr(a, flag))}")
     if a.hybrid_levels is not None:
         out.append(f"hybrid_levels=[{', '.join(x.strip() for x in a.hybrid_levels.split(',') if x.strip())}]")
     if a.workers is not None:
@@ -174,16 +169,20 @@ def overrides_from_args(a: argparse.Namespace) -> list[str]:
     if a.timed_runs:
         out.append(f"verify.timed_runs={a.timed_runs}")
     out += [f"verify.{k}={v}" for k, v in a.verify]
-    return out + list(a.overrides)
+    return out
+
+
+def _finish(result) -> int:
+    from kgym.kernelbench.scoring import format_table
+
+    print(format_table(result.scores))
+    return 1 if result.farm_errors else 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.eval", description=__doc__.splitlines()[0])
+    p = parser("eval", __doc__, "farm.workers=4")
     p.add_argument("--kernelbench", help="a KernelBench checkout (kernelbench)")
     p.add_argument("--generations", help="JSONL: level, problem_id, model, answer[, sample] (generations)")
-    p.add_argument("--config", help="TOML job config (every key: --help-config)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
-                   help="override a config key, e.g. farm.workers=4 (value: a TOML literal; repeatable)")
     p.add_argument("--out", help="records root, a path or a URI (records.out; default out/eval)")
     p.add_argument("--run-id", help="run id; re-running it resumes (records.run_id; default eval)")
     p.add_argument("--scores", help="scores JSON (default OUT/RUN_ID.scores.json)")
@@ -195,21 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="a VerifyConfig field for every answer (verify.KEY; repeatable)")
     p.add_argument("--ray-address", help="Ray address (ray.address; default $RAY_ADDRESS or an embedded instance)")
     p.add_argument("--num-cpus", type=int, help="CPUs of an embedded Ray instance (ray.num_cpus)")
-    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
-    a = p.parse_args(argv)
-    if a.help_config:
-        print(describe(EvalJobConfig))
-        return 0
-    try:
-        config = load_job_config(EvalJobConfig, a.config, overrides_from_args(a))
-        result = run_eval_job(config, log=lambda s: print(s, flush=True))
-    except (ConfigError, KernelBenchError, ValueError) as e:
-        print(f"jobs.eval: error: {e}", file=sys.stderr)
-        return 2
-    from kgym.kernelbench.scoring import format_table
-
-    print(format_table(result.scores))
-    return 1 if result.farm_errors else 0
+    return job_cli.main(p, EvalJobConfig, run_eval_job, argv, shortcuts=overrides_from_args,
+                        errors=(KernelBenchError, ValueError), finish=_finish)
 
 
 if __name__ == "__main__":

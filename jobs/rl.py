@@ -48,7 +48,6 @@ notebooks or replay (they read the records and metrics this writes).
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -59,9 +58,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from jobs import cli as job_cli
 from jobs import rl_steps
-from jobs.config import ConfigError, describe
-from jobs.rl_config import RLJobConfig, load_config
+from jobs.cli import parser, toml_string
+from jobs.config import ConfigError
+from jobs.rl_config import RLJobConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table
 
 STATE_FILE = "state.json"
@@ -487,26 +488,10 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.rl", description=__doc__.splitlines()[0])
-    p.add_argument("--config", help="TOML job config (every key: --help-config)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
-                   help="override a config key, e.g. steps=10 (value: a TOML literal; repeatable)")
+    p = parser("rl", __doc__, "steps=10")
     p.add_argument("--run-id", help="override records.run_id (the same run id resumes)")
-    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
-    args = p.parse_args(argv)
-    if args.help_config:
-        print(describe(RLJobConfig))
-        return 0
-    overrides = list(args.overrides)
-    if args.run_id:
-        overrides.append(f'records.run_id="{args.run_id}"')
-    try:
-        config = load_config(args.config, overrides)
-        run_rl_job(config, log=lambda s: print(s, flush=True))
-    except ConfigError as e:
-        print(f"jobs.rl: error: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return job_cli.main(p, RLJobConfig, run_rl_job, argv,
+                        shortcuts=lambda a: [f"records.run_id={toml_string(a.run_id)}"] if a.run_id else [])
 
 
 if __name__ == "__main__":

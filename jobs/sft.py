@@ -15,7 +15,6 @@ temporary directory renamed at the end, so a half-written adapter is never read;
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -23,7 +22,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from jobs.config import ConfigError, describe, load_job_config, option, section
+from jobs import cli as job_cli
+from jobs.cli import parser
+from jobs.config import option, section
 
 # Every linear layer of a Qwen2/Llama-style block: attention and MLP.
 TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -126,22 +127,7 @@ def run_sft(config: SFTJobConfig, log=print) -> SFTResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.sft", description=__doc__.splitlines()[0])
-    p.add_argument("--config", help="TOML job config (every key: --help-config)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, dotted for sections (lora.r=16); repeatable")
-    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
-    args = p.parse_args(argv)
-    if args.help_config:
-        print(describe(SFTJobConfig))
-        return 0
-    try:
-        config = load_job_config(SFTJobConfig, args.config, args.set)
-    except ConfigError as e:
-        print(f"jobs.sft: error: {e}", file=sys.stderr)
-        return 2
-    run_sft(config, log=lambda s: print(s, flush=True))
-    return 0
+    return job_cli.main(parser("sft", __doc__, "lora.r=16"), SFTJobConfig, run_sft, argv)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobs.config import ConfigError, describe
+from jobs import cli as job_cli
+from jobs.cli import parser, toml_string
 from jobs.inputs import InputError, load_requests
 from jobs.stream import StreamReport, stream
-from jobs.verify_config import VerifyJobConfig, load_config
+from jobs.verify_config import VerifyJobConfig
 
 
 @dataclass(frozen=True)
@@ -58,30 +59,17 @@ def run_verify_job(config: VerifyJobConfig, log: Callable[[str], None] = print) 
         return VerifyJobResult(run_path=summary.run_path, report=report, metrics_endpoint=job.metrics_endpoint)
 
 
+def _shortcuts(args: argparse.Namespace) -> list[str]:
+    return ([f"records.run_id={toml_string(args.run_id)}"] if args.run_id else []) + \
+        ([f"farm.workers={args.workers}"] if args.workers else [])
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m jobs.verify", description=__doc__.splitlines()[0])
-    p.add_argument("--config", help="TOML job config (every key: --help-config)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
-                   help="override a config key, e.g. farm.workers=4 (value: a TOML literal; repeatable)")
+    p = parser("verify", __doc__, "farm.workers=4")
     p.add_argument("--run-id", help="override the config's run id (records.run_id)")
     p.add_argument("--workers", type=int, help="override the number of workers (farm.workers)")
-    p.add_argument("--help-config", action="store_true", help="print every config key with its default and exit")
-    args = p.parse_args(argv)
-    if args.help_config:
-        print(describe(VerifyJobConfig))
-        return 0
-    overrides = list(args.overrides)
-    if args.run_id:
-        overrides.append(f'records.run_id="{args.run_id}"')
-    if args.workers:
-        overrides.append(f"farm.workers={args.workers}")
-    try:
-        config = load_config(args.config, overrides)
-        result = run_verify_job(config, log=lambda s: print(s, flush=True))
-    except (ConfigError, InputError) as e:
-        print(f"jobs.verify: error: {e}", file=sys.stderr)
-        return 2
-    return 1 if result.report.farm_errors else 0
+    return job_cli.main(p, VerifyJobConfig, run_verify_job, argv, shortcuts=_shortcuts, errors=(InputError,),
+                        finish=lambda result: 1 if result.report.farm_errors else 0)
 
 
 if __name__ == "__main__":
