@@ -5,6 +5,14 @@ the child never names a buffer for the parent to open (a hostile child could oth
 parent at memory of its choosing). On CPU the buffer is a file in a private folder under /dev/shm,
 mapped by both processes; on CUDA it is a CUDA IPC handle of a parent allocation.
 
+CUDA IPC maps the whole cudaMalloc segment a tensor lies in, not the tensor (CUDA's programming guide
+warns of it: other sub-allocations of the block are shared too). From the caching allocator's shared
+pool the child would map, and could read and write with out-of-bounds pointers in a Triton kernel,
+whatever else of the parent's lies in that segment: reference outputs, the pristine copies the
+inputs are compared with, the next case's inputs. So each CUDA buffer is allocated in a memory pool
+of its own (`torch.cuda.MemPool`): its segment holds that buffer and nothing else, and the
+allocator's segments are whole multiples of 2 MiB, which the driver does not sub-allocate either.
+
 A handle is plain data pickled parent -> child only; nothing from the child is ever unpickled.
 """
 
@@ -47,6 +55,7 @@ class SharedArena:
         self.dir = tempfile.mkdtemp(prefix="kgym-shm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         os.chmod(self.dir, 0o700)
         self._alive: list[torch.Tensor] = []
+        self._pools: dict[int, Any] = {}  # id(buffer) -> its own CUDA memory pool, kept as long as it
 
     def empty(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, SharedHandle]:
         """A new contiguous buffer that both processes can see."""
@@ -55,7 +64,8 @@ class SharedArena:
         for s in shape:
             numel *= s
         if self.device.type == "cuda":
-            t = torch.empty(shape, dtype=dtype, device=self.device)
+            t, pool = exclusive_cuda_empty(shape, dtype, self.device)
+            self._pools[id(t)] = pool
             from torch.multiprocessing.reductions import reduce_tensor
 
             _, args = reduce_tensor(t)
@@ -78,10 +88,23 @@ class SharedArena:
         """Drop buffers the child is done with (multi-GB cases must not pile up)."""
         ids = {id(t) for t in tensors}
         self._alive = [t for t in self._alive if id(t) not in ids]
+        for i in ids:
+            self._pools.pop(i, None)
 
     def close(self) -> None:
         self._alive.clear()
+        self._pools.clear()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def exclusive_cuda_empty(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> tuple[torch.Tensor, Any]:
+    """A CUDA tensor alone in its allocator segment (see the module docstring), and the pool that
+    holds it (keep it while the tensor lives). Allocations of other threads, and of this thread after
+    the block, go to their usual pools."""
+    pool = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(pool, device=device):
+        t = torch.empty(shape, dtype=dtype, device=device)
+    return t, pool
 
 
 # Bound when the child imports this module, before the candidate exists: open_handle runs under the
