@@ -6,6 +6,7 @@ time goes, and the pool's overhead per evaluation.
     python benchmarks/farm_throughput.py --workers 1,2 --candidates 12 --json out.json  # on the CPU
     python benchmarks/farm_throughput.py --workers 1 --size full --quiet-mode pause,wait  # A/B on a GPU
     python benchmarks/farm_throughput.py --workers 1 --size full --spares 4,8            # spares, side by side
+    python benchmarks/farm_throughput.py --workers 1 --size full --zygote on,off        # forked vs cold spares
 
 For each worker count it starts a `VerifierPool` (one worker per GPU, or per CPU slot without GPUs),
 warms it (every task's solution once per worker: spares started, baselines cached on a shared disk
@@ -95,7 +96,7 @@ def time_shares(results, workers: int, t0: float, t1: float) -> dict[str, float]
 
 def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: int, max_in_flight: int,
             cache_dir: str, compile_baseline: bool = True, quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE,
-            records: str | None = None) -> dict:
+            records: str | None = None, zygote: bool = Sandbox.DEFAULT_ZYGOTE) -> dict:
     import ray
     from farm_mix import mix_requests
 
@@ -107,8 +108,8 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
     verify = ({} if compile_baseline else {"measure_compile": False}) if gpu else dict(CPU_VERIFY)
     config = PoolConfig(workers=workers, use_gpus=gpu, max_in_flight=max_in_flight,
                         worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify=verify,
-                                            quiet_mode=quiet_mode))
-    tag = f"{mix}-{quiet_mode}-{spares}-{workers}"
+                                            quiet_mode=quiet_mode, zygote=zygote))
+    tag = f"{mix}-{quiet_mode}-{spares}-{'zygote' if zygote else 'popen'}-{workers}"
     warm_requests, _ = mix_requests("solutions", tasks, len(tasks) * workers, f"warm-{tag}")
     timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}")
     # As the jobs do (jobs.context): the service is started with the sink and sends it every row as it
@@ -138,7 +139,8 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
         gates[gate_of(r)] = gates.get(gate_of(r), 0) + 1
     misses = unmet(results, expect)
     return {
-        "workers": workers, "mix": mix, "quiet_mode": quiet_mode, "spares": spares, "device": "gpu" if gpu else "cpu",
+        "workers": workers, "mix": mix, "quiet_mode": quiet_mode, "spares": spares, "zygote": zygote,
+        "device": "gpu" if gpu else "cpu",
         "candidates": len(results),
         "passed": sum(r.outcome == "passed" for r in results),
         "as_expected": len(results) - len(misses), "unmet": misses[:10], "gates": gates,
@@ -181,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet-mode", default=Sandbox.DEFAULT_QUIET_MODE,
                    help="comma list of what a worker does with spares still warming when it times a short kernel: "
                         "'pause' them (SIGSTOP, the default) or 'wait' for them; each is measured, side by side")
+    p.add_argument("--zygote", default="on" if Sandbox.DEFAULT_ZYGOTE else "off",
+                   help="on: spares forked from the zygote (the default), off: started cold with Popen; 'on,off' "
+                        "measures both, side by side in one run (docs/spares.md)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-' for stdout)")
     args = p.parse_args(argv)
 
@@ -188,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     bad = [m for m in modes if m not in Sandbox.QUIET_MODES]
     if bad:
         p.error(f"--quiet-mode {','.join(bad)}: use pause, wait or both (pause,wait)")
+    zygotes = [z.strip() for z in args.zygote.split(",")]
+    if not zygotes or any(z not in ("on", "off") for z in zygotes):
+        p.error(f"--zygote {args.zygote}: use on, off, or both (on,off)")
     try:
         spare_counts = [int(x) for x in args.spares.split(",")] if args.spares else None
     except ValueError:
@@ -214,32 +222,36 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir = os.environ.get("KGYM_CACHE_DIR") or tempfile.mkdtemp(prefix="kgym-bench-baselines-")
         device = (ray.get(ray.remote(num_gpus=1)(_gpu_name).remote()) if gpu else "CPU (Triton interpreter)")
         rows = []
-        for mode in modes:
-            for spares in spare_counts:
-                for w in counts:
-                    print(f"{w} worker(s), {args.mix} mix, quiet mode {mode}, {spares} spare(s): warming up and "
-                          f"verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
-                    rows.append(measure(w, args.mix, tasks, args.candidates, gpu, spares, args.max_in_flight,
-                                        cache_dir, compile_baseline=not args.no_compile, quiet_mode=mode,
-                                        records=args.records))
-                    print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        for zygote in zygotes:
+            for mode in modes:
+                for spares in spare_counts:
+                    for w in counts:
+                        print(f"{w} worker(s), {args.mix} mix, quiet mode {mode}, {spares} spare(s), zygote {zygote}: "
+                              f"warming up and verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
+                        rows.append(measure(w, args.mix, tasks, args.candidates, gpu, spares, args.max_in_flight,
+                                            cache_dir, compile_baseline=not args.no_compile, quiet_mode=mode,
+                                            records=args.records, zygote=zygote == "on"))
+                        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         base = rows[0]["candidates_per_min"] / rows[0]["workers"]
         print(f"\nfarm throughput on {device}, size {size}, {args.mix} mix ({', '.join(t.task_id for t in tasks)}), "
               f"{args.candidates} candidates, max {args.max_in_flight} in flight per worker"
               f"{', records to ' + args.records if args.records else ''}")
-        print(f"{'quiet':>5} {'spares':>6} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} {'expected':>8} "
+        print(f"{'zygote':>6} {'quiet':>5} {'spares':>6} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} "
+              f"{'expected':>8} "
               f"{'verify s mean/p90':>17} {'latency s p50/p90/p99':>21} {'overhead ms/eval':>16} "
               f"{'idle gap ms':>11} {'busy/between/before/after %':>27} {'wall s':>7} {'replaced':>8}")
         for r in rows:
             gap = "-" if r["idle_gap_ms_median"] is None else f"{r['idle_gap_ms_median']:.1f}"
             lat = f"{r['latency_s_p50']:.1f}/{r['latency_s_p90']:.1f}/{r['latency_s_p99']:.1f}"
             shares = "/".join(f"{100 * r['time_shares'][k]:.0f}" for k in ("busy", "between", "before", "after"))
-            print(f"{r['quiet_mode']:>5} {r['spares']:>6} {r['workers']:>7} {r['candidates_per_min']:>9.1f} "
+            print(f"{'on' if r['zygote'] else 'off':>6} {r['quiet_mode']:>5} {r['spares']:>6} {r['workers']:>7} "
+                  f"{r['candidates_per_min']:>9.1f} "
                   f"{r['candidates_per_min'] / base:>10.2f}x {r['as_expected']:>4}/{r['candidates']:<3} "
                   f"{r['verify_s_mean']:>8.2f}/{r['verify_s_p90']:<8.2f} {lat:>21} {r['overhead_ms_per_eval']:>16.1f} "
                   f"{gap:>11} {shares:>27} {r['wall_s']:>7.1f} {r['workers_replaced']:>8}")
         for r in rows:
-            print(f"  {r['quiet_mode']} {r['spares']} spares {r['workers']} worker(s): gates {r['gates']}"
+            print(f"  zygote {'on' if r['zygote'] else 'off'}, {r['quiet_mode']}, {r['spares']} spares, {r['workers']} "
+                  f"worker(s): gates {r['gates']}"
                   + "".join(f"\n    not as expected: {m}" for m in r["unmet"]))
         if args.plot:
             _plot(rows, base, args.plot, f"{device}, {args.mix} mix, size {size}")

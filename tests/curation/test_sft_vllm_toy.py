@@ -3,10 +3,11 @@
 Issue 18's "its adapter generates through vLLM's CPU build", on the RL learning demonstration's toy
 set (tests/rljob/toy/toy.py): the tiny model is curated for and trained with the real jobs
 (`jobs.curate` with a real CPU Verifier, `jobs.sft` with TRL's SFTTrainer), the adapter is loaded by
-`kgym.rollout.engine.VLLMEngine` as a LoRA, and the single-turn RL prompts of the toy tasks are
-sampled at the RL job's temperature (1.0). The samples must include the task's right answer and its
-wrong one (so RL has something to choose between), and the adapter must have changed what the
-base writes (the base model alone never writes either answer).
+`kgym.rollout.engine.VLLMEngine` as a LoRA, and the single-turn RL prompts of the toy tasks (for a
+seed the set never held) are sampled at the toy RL job's temperature (0.6, jobs/configs/rl_toy.toml).
+The samples must include the task's right answer and its wrong one (so RL has something to choose
+between), and the adapter must have changed what the base writes (the base model alone never writes
+either answer).
 """
 
 from __future__ import annotations
@@ -39,15 +40,21 @@ def prepared(tmp_path_factory):
     return toy.prepare(tmp_path_factory.mktemp("toy"))
 
 
-def test_sft_set_mixes_curated_right_and_labelled_wrong_answers(prepared):
+def test_sft_set_teaches_both_verified_answers_on_the_rl_prompts(prepared):
     import pyarrow.parquet as pq
+    import toy
+
+    from kgym.tasks import make
 
     rows = pq.read_table(prepared.sft_set).to_pylist()
     assert prepared.curated_rows == 2  # the funnel kept the two right answers and dropped both wrong ones
-    assert sorted((r["task_id"], r["toy_label"], r["source"]) for r in rows) == sorted(
-        [("kernelbook-v1", label, "kernelbook") for label in ("right", "wrong")] * 2)
+    assert sorted((r["task_id"], r["task_seed"], r["toy_label"]) for r in rows) == sorted(
+        (t, s, label) for t in toy.TASKS for s in toy.SFT_SEEDS for label in ("right", "wrong"))
+    known = toy.answers()
     for r in rows:
-        assert [m["role"] for m in r["messages"]] == ["system", "user", "assistant"]
+        user, answer = r["messages"]
+        assert user == {"role": "user", "content": make(r["task_id"], r["task_seed"], size="tiny").prompt()}
+        assert answer["role"] == "assistant" and known[r["task_id"]][r["toy_label"]] in answer["content"]
         assert r["evaluation_id"]  # the verdict of each, passing or failing, is in the curation's records
 
 
@@ -66,8 +73,8 @@ def test_sft_adapter_generates_a_mix_of_right_and_wrong_answers_through_vllm(pre
                                      enforce_eager=True, seed=0))
     sft = PolicyAdapter(version=0, lora_id=1, path=str(prepared.adapter))
     assert engine.load(sft)
-    sampling = SamplingConfig(temperature=1.0, max_tokens=384, seed=0)
-    prompts = [toy.rl_prompt_ids(tok, t, seed=11) for t in toy.TASKS]
+    sampling = SamplingConfig(temperature=0.6, max_tokens=384, seed=0)  # rl_toy.toml's
+    prompts = [toy.rl_prompt_ids(tok, t, seed=10_001) for t in toy.TASKS]  # a seed the set never held
     tuned = engine.generate(prompts, sampling, sft, n=SAMPLES)
     base = engine.generate(prompts, sampling, None, n=4)
     mix = {t: collections.Counter(toy.classify(t, c.text) for c in outs) for t, outs in zip(toy.TASKS, tuned)}

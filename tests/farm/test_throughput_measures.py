@@ -45,7 +45,7 @@ def test_nearest_rank_percentiles():
 
 def test_bad_spares_and_quiet_mode_are_refused_before_ray_starts(capsys):
     for argv, words in ((["--spares", "four"], "--spares four"), (["--spares", "-1"], "zero or more"),
-                        (["--quiet-mode", "nap"], "--quiet-mode nap")):
+                        (["--quiet-mode", "nap"], "--quiet-mode nap"), (["--zygote", "yes"], "--zygote yes")):
         with pytest.raises(SystemExit):
             farm_throughput.main(argv)
         assert words in capsys.readouterr().err
