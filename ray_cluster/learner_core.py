@@ -24,7 +24,9 @@ Order of events in `step(batch)` (one optimizer step per TrainBatch):
   4. grad pass per micro-batch: log-probs (+ entropy), CISPO loss divided by the step's loss-token
      count, backward (gradients accumulate); drift between sampler and learner log-probs measured;
   5. clip the gradient norm, AdamW step, scheduler step; a non-finite loss or gradient skips the
-     update (`StepStatus.NON_FINITE`) and leaves the policy version unchanged;
+     update (`StepStatus.NON_FINITE`) and leaves the policy version unchanged, and so does a batch
+     with no signal (every advantage zero and no KL, entropy or shaping term: `NO_SIGNAL`, checked
+     before any forward pass);
   6. policy_version += 1, the entropy controller sees the step's entropy;
   7. every `checkpoint_every` steps a checkpoint, written atomically (temp dir, then rename); its
      time is `checkpoint_s`, outside `step_time_s`. Phase times (`prepass_s`, `train_pass_s`,
@@ -91,6 +93,10 @@ class StepStatus(StrEnum):
     OK = "ok"
     NO_LOSS_TOKENS = "no_loss_tokens"  # nothing to train on: no update, version unchanged
     NON_FINITE = "non_finite"  # loss or gradient not finite: update skipped, version unchanged
+    # Every advantage zero and no KL, entropy or shaping term: the gradient is zero, and an AdamW step
+    # would only replay its momentum (at the toy demo's lr it kept moving a policy that had stopped
+    # learning, step after step). No update, version unchanged.
+    NO_SIGNAL = "no_signal"
 
 
 @dataclass(frozen=True)
@@ -346,6 +352,8 @@ class Learner:
         lr = self.scheduler.get_last_lr()[0]
         if loss_tokens == 0:
             return self._metrics(StepStatus.NO_LOSS_TOKENS, t0, batch, plans, phases, lr=lr, coef=coef)
+        if not bool(advantages.any()) and cfg.cispo.beta == 0.0 and coef == 0.0 and not cfg.shaping.enabled:
+            return self._metrics(StepStatus.NO_SIGNAL, t0, batch, plans, phases, lr=lr, coef=coef)
 
         # 3. no-grad pass: old and reference log-probs of every micro-batch, before any update.
         padded: list[PaddedBatch] = []

@@ -114,6 +114,23 @@ def test_no_loss_tokens_is_an_explicit_no_op(tiny_dir):
     assert m.status is StepStatus.NO_LOSS_TOKENS and m.policy_version == 0 and learner.step_count == 0
 
 
+def test_a_batch_without_signal_moves_nothing_even_after_a_real_step(tiny_dir):
+    # Every group scored the same (zero advantages), no KL or entropy term: the gradient is zero, and an
+    # AdamW step would still move the weights by its momentum from the step before.
+    learner = Learner(fp32(tiny_dir, cispo=CispoConfig(beta=0.0), lr=1e-3))
+    assert learner.step(make_batch(0)).status is StepStatus.OK
+    before = learner.adapter_state()
+    flat = TrainBatch(tuple(dataclasses.replace(s, reward=0.5) for s in make_batch(1).samples))
+    m = learner.step(flat)
+    assert m.status is StepStatus.NO_SIGNAL and m.policy_version == 1 and learner.step_count == 1
+    after = learner.adapter_state()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    # with the KL term on, the same batch is a real step (it pulls towards the reference)
+    kl = Learner(fp32(tiny_dir, lr=1e-3))
+    kl.step(make_batch(0))
+    assert kl.step(flat).status is StepStatus.OK
+
+
 def test_resume_gives_the_identical_next_step(tiny_dir, tmp_path):
     """NF4 base, adaptive entropy bonus, sampler log-probs: checkpoint at step 2, resume, step 3 equal."""
     cfg = LearnerConfig(model_path=str(tiny_dir), device="cpu", lr=1e-3, checkpoint_dir=str(tmp_path / "run"),
