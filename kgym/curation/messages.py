@@ -12,6 +12,10 @@ DEFAULT_SYSTEM = ("You are an expert GPU programmer. You rewrite PyTorch modules
                   "kernels.")
 
 
+def assistant_turn(answer: str) -> dict[str, str]:
+    """The assistant message that teaches `answer`: the code in one ```python block."""
+    return {"role": "assistant", "content": f"```python\n{answer.rstrip()}\n```"}
+
+
 def chat(system: str, prompt: str, answer: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": system}, {"role": "user", "content": prompt},
-            {"role": "assistant", "content": f"```python\n{answer.rstrip()}\n```"}]
+    return [{"role": "system", "content": system}, {"role": "user", "content": prompt}, assistant_turn(answer)]

@@ -20,11 +20,10 @@ The path, each step a real job:
   2. `curate`: `jobs.curate` (`jobs/configs/curate_toy.toml`) on `kernelbook_toy.jsonl`, a KernelBook-
      layout file with the two modules and both answers to each; the funnel verifies all four and
      keeps the two right ones (the wrong ones land in `failed:correctness`, as in the study's funnel);
-  3. `toy_sft_set`: the curated rows plus the two wrong answers put back on purpose, each under its
-     module's curated prompt and labelled `toy_label = "wrong"` (with the evaluation id of the
-     funnel's failing verdict). The study's SFT data would never hold a wrong answer: here they are
-     there so that the SFT'd policy writes right and wrong answers about half and half, which gives
-     RL a mixed reward to improve on;
+  3. `toy_sft_set`: the funnel's verified answers, right and wrong, each under the RL task's own
+     single-turn prompt for 24 seeds (a right and a wrong answer per prompt, `toy_label`). The
+     study's SFT data would never hold a wrong answer: here they are there so that the SFT'd policy
+     writes right and wrong answers about half and half, which gives RL a mixed reward to improve on;
   4. `sft`: `jobs.sft` (`jobs/configs/sft_toy.toml`) trains a LoRA on that set on the CPU.
 `prepare(root)` runs the four and returns the paths. `run_rl` then runs `python -m jobs.rl` from that
 adapter (`jobs/configs/rl_toy.toml`), trained or as the frozen-policy control (`learner.lr = 0`:
@@ -189,35 +188,46 @@ def curate(root: Path, base: Path, log=print):
     return run_curate_job(load_job_config(CurateJobConfig, CURATE_CONFIG, overrides), log=log)
 
 
-def toy_sft_set(result, out: Path) -> Path:
-    """The curated rows (toy_label right) + each dropped wrong answer under its module's curated prompt
-    (toy_label wrong), as one Parquet file SFTTrainer reads (its `messages` column)."""
+SFT_SEEDS = tuple(range(24))  # the RL prompts the set teaches (jobs.rl draws 63-bit seeds: its prompts are new)
+
+
+def toy_sft_set(result, out: Path, seeds: tuple[int, ...] = SFT_SEEDS) -> Path:
+    """The toy SFT set, one Parquet file SFTTrainer reads (its `messages` column): for each toy task and
+    each of `seeds`, the task's single-turn RL prompt (the user turn alone, as the rollout renders it)
+    answered twice, once with the right answer (toy_label right) and once with the wrong one (toy_label
+    wrong). The answers are the funnel's: the right one kept, the wrong one dropped because it failed
+    verification (each row carries that verdict's evaluation id).
+
+    The prompts are the RL task's own, not the curation's: an adapter trained on the four KernelBook
+    prompts wrote the answer there and never on `silu-v1`'s prompt (measured 2026-12-01, docs/rl.md).
+    Many seeds (the shapes and scales in the prompt differ) make it learn the task, not one text."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from kgym.curation.messages import chat
+    from kgym.curation.messages import assistant_turn
     from kgym.curation.normalise import normalise
     from kgym.curation.rows import read_source
+    from kgym.tasks import make
 
-    kept = pq.read_table(result.dataset).to_pylist()
-    by_module = {r["module_key"]: r for r in kept}
     fates = {f.uuid: f for f in result.fates}
-    rows = [{**r, "toy_label": RIGHT} for r in kept]
+    verified: dict[tuple[str, str], tuple[str, str]] = {}
     for s in read_source(str(KERNELBOOK)):
-        fate = fates[s.uuid]
-        if fate.dropped is None:
-            continue
-        if not str(fate.dropped).startswith("failed") or s.module_key not in by_module:
-            raise RuntimeError(f"toy row {s.uuid} was dropped at {fate.dropped} ({fate.detail}): the funnel should "
-                               "drop only the wrong answers, and only because they fail verification")
-        right = by_module[s.module_key]
+        fate, label = fates[s.uuid], (RIGHT if s.uuid.endswith(RIGHT) else WRONG)
+        as_expected = fate.dropped is None if label == RIGHT else str(fate.dropped).startswith("failed")
+        if not as_expected or not fate.evaluation_id:
+            raise RuntimeError(f"toy row {s.uuid} ({label}): kept={fate.dropped is None} dropped={fate.dropped} "
+                               f"({fate.detail}): the funnel should keep the right answers and drop the wrong ones "
+                               "because they fail verification")
         norm = normalise(s)
-        system, user = right["messages"][0]["content"], right["messages"][1]["content"]
-        rows.append({**right, "messages": chat(system, user, norm.answer), "evaluation_id": fate.evaluation_id,
-                     "uuid": s.uuid, "toy_label": WRONG, "n_tokens": None})
-    if sorted(r["toy_label"] for r in rows) != sorted([RIGHT, WRONG] * len(OPS)):
-        raise RuntimeError(f"toy SFT set: expected a right and a wrong answer per module, got "
-                           f"{[(r['uuid'], r['toy_label']) for r in rows]}")
+        verified[(f"{s.row.entry_point.lower()}-v1", label)] = (norm.answer, fate.evaluation_id)
+    rows = []
+    for task_id in TASKS:
+        for seed in seeds:
+            prompt = make(task_id, seed, size="tiny").prompt()
+            for label in (RIGHT, WRONG):
+                answer, eid = verified[(task_id, label)]
+                rows.append({"messages": [{"role": "user", "content": prompt}, assistant_turn(answer)],
+                             "task_id": task_id, "task_seed": seed, "toy_label": label, "evaluation_id": eid})
     table = pa.Table.from_pylist(rows)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
