@@ -47,8 +47,8 @@ def plot(rewards: dict[str, list[float]], path: Path, title: str, window: int = 
     ax.axhline(0.5, color="tab:green", linestyle=":", linewidth=1)
     ax.text(1, 0.505, "every answer right (0.5: correctness share; no speed credit on the CPU)", fontsize=7,
             color="tab:green", va="bottom")
-    ax.set_xlabel("RL step (one group of 8 single-turn answers)")
-    ax.set_ylabel("mean reward of the step's group")
+    ax.set_xlabel("RL step (jobs/configs/rl_toy.toml: two tasks a step, a group of 8 single-turn answers each)")
+    ax.set_ylabel("mean reward of the step's answers")
     ax.set_ylim(-0.02, 0.58)
     ax.set_title(title, fontsize=9)
     ax.legend(loc="lower right", fontsize=8)

@@ -23,10 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "rljob" / "toy"))
 
-PENDING = ('pending: the SFT adapter writes the toy answer on its own (KernelBook) prompts but not on the R'
-           "L task's prompt (measured 2026-12-01: 20 jobs.rl steps, every reward 0, no code block); the toy"
-           ' set needs the RL prompts (docs/rl.md, Learning demonstration)')
-pytestmark = [pytest.mark.slow, pytest.mark.skip(reason=PENDING),
+pytestmark = [pytest.mark.slow,  # ~10 min: jobs.curate, jobs.sft (120 steps), then vLLM
               pytest.mark.skipif(importlib.util.find_spec("vllm") is None,
                                  reason="vLLM is not installed (pip install -e '.[rollout]')")]
 
