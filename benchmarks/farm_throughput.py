@@ -29,6 +29,7 @@ scaling). Uses Ray core only (no dashboard, no ray[default] features).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -222,16 +223,13 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir = os.environ.get("KGYM_CACHE_DIR") or tempfile.mkdtemp(prefix="kgym-bench-baselines-")
         device = (ray.get(ray.remote(num_gpus=1)(_gpu_name).remote()) if gpu else "CPU (Triton interpreter)")
         rows = []
-        for zygote in zygotes:
-            for mode in modes:
-                for spares in spare_counts:
-                    for w in counts:
-                        print(f"{w} worker(s), {args.mix} mix, quiet mode {mode}, {spares} spare(s), zygote {zygote}: "
-                              f"warming up and verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
-                        rows.append(measure(w, args.mix, tasks, args.candidates, gpu, spares, args.max_in_flight,
-                                            cache_dir, compile_baseline=not args.no_compile, quiet_mode=mode,
-                                            records=args.records, zygote=zygote == "on"))
-                        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        for zygote, mode, spares, w in itertools.product(zygotes, modes, spare_counts, counts):
+            print(f"{w} worker(s), {args.mix} mix, quiet mode {mode}, {spares} spare(s), zygote {zygote}: "
+                  f"warming up and verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
+            rows.append(measure(w, args.mix, tasks, args.candidates, gpu, spares, args.max_in_flight, cache_dir,
+                                compile_baseline=not args.no_compile, quiet_mode=mode, records=args.records,
+                                zygote=zygote == "on"))
+            print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         base = rows[0]["candidates_per_min"] / rows[0]["workers"]
         print(f"\nfarm throughput on {device}, size {size}, {args.mix} mix ({', '.join(t.task_id for t in tasks)}), "
               f"{args.candidates} candidates, max {args.max_in_flight} in flight per worker"

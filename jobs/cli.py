@@ -1,7 +1,7 @@
 """The command line every job shares: `python -m jobs.NAME [--config FILE] [--set KEY=VALUE ...]`.
 
 `parser(name, doc, example)` makes the argument parser with the common flags (`--config`, `--set`,
-`--help-config`); a job adds its own shortcut flags to it. `main(...)` parses, prints every config key
+`--help-config`); a job adds its own shortcut flags to it. `job_main(...)` parses, prints every config key
 for `--help-config`, loads the config (the file, then the shortcuts, then `--set`: the last word
 wins), runs the job with a flushing log, and turns a bad-input error into one line on stderr and
 exit status 2. What a finished job's result means for the exit status is the job's own `finish`.
@@ -34,7 +34,7 @@ def toml_string(value: str) -> str:
     return json.dumps(value)
 
 
-def main(p: argparse.ArgumentParser, config_type: type, run: Callable[..., Any], argv: Sequence[str] | None, *,
+def job_main(p: argparse.ArgumentParser, config_type: type, run: Callable[..., Any], argv: Sequence[str] | None, *,
          shortcuts: Callable[[argparse.Namespace], list[str]] | None = None,
          errors: tuple[type[BaseException], ...] = (),
          finish: Callable[[Any], int] | None = None) -> int:

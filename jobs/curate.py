@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobs import cli as job_cli
-from jobs.cli import parser
+from jobs.cli import job_main, parser
 from jobs.config import (
     FarmSection,
     MetricsSection,
@@ -134,7 +133,7 @@ def run_curate_job(config: CurateJobConfig, log=print) -> CurationResult:
 def main(argv: list[str] | None = None) -> int:
     from kgym.tasks import TaskError
 
-    return job_cli.main(parser("curate", __doc__, "farm.workers=4"), CurateJobConfig, run_curate_job, argv,
+    return job_main(parser("curate", __doc__, "farm.workers=4"), CurateJobConfig, run_curate_job, argv,
                         errors=(TaskError, ValueError),  # ValueError: e.g. a replay path without records
                         finish=lambda result: 1 if result.report.drops.get(Drop.FARM_ERROR) else 0)
 

@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs import cli as job_cli
-from jobs.cli import parser, toml_string
+from jobs.cli import job_main, parser, toml_string
 from jobs.config import (
     FarmSection,
     MetricsSection,
@@ -194,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="a VerifyConfig field for every answer (verify.KEY; repeatable)")
     p.add_argument("--ray-address", help="Ray address (ray.address; default $RAY_ADDRESS or an embedded instance)")
     p.add_argument("--num-cpus", type=int, help="CPUs of an embedded Ray instance (ray.num_cpus)")
-    return job_cli.main(p, EvalJobConfig, run_eval_job, argv, shortcuts=overrides_from_args,
+    return job_main(p, EvalJobConfig, run_eval_job, argv, shortcuts=overrides_from_args,
                         errors=(KernelBenchError, ValueError), finish=_finish)
 
 

@@ -58,9 +58,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jobs import cli as job_cli
 from jobs import rl_steps
-from jobs.cli import parser, toml_string
+from jobs.cli import job_main, parser, toml_string
 from jobs.config import ConfigError
 from jobs.rl_config import RLJobConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table
@@ -490,7 +489,7 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
 def main(argv: list[str] | None = None) -> int:
     p = parser("rl", __doc__, "steps=10")
     p.add_argument("--run-id", help="override records.run_id (the same run id resumes)")
-    return job_cli.main(p, RLJobConfig, run_rl_job, argv,
+    return job_main(p, RLJobConfig, run_rl_job, argv,
                         shortcuts=lambda a: [f"records.run_id={toml_string(a.run_id)}"] if a.run_id else [])
 
 

@@ -22,8 +22,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from jobs import cli as job_cli
-from jobs.cli import parser
+from jobs.cli import job_main, parser
 from jobs.config import option, section
 
 # Every linear layer of a Qwen2/Llama-style block: attention and MLP.
@@ -127,7 +126,7 @@ def run_sft(config: SFTJobConfig, log=print) -> SFTResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return job_cli.main(parser("sft", __doc__, "lora.r=16"), SFTJobConfig, run_sft, argv)
+    return job_main(parser("sft", __doc__, "lora.r=16"), SFTJobConfig, run_sft, argv)
 
 
 if __name__ == "__main__":

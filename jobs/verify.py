@@ -21,8 +21,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobs import cli as job_cli
-from jobs.cli import parser, toml_string
+from jobs.cli import job_main, parser, toml_string
 from jobs.inputs import InputError, load_requests
 from jobs.stream import StreamReport, stream
 from jobs.verify_config import VerifyJobConfig
@@ -68,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     p = parser("verify", __doc__, "farm.workers=4")
     p.add_argument("--run-id", help="override the config's run id (records.run_id)")
     p.add_argument("--workers", type=int, help="override the number of workers (farm.workers)")
-    return job_cli.main(p, VerifyJobConfig, run_verify_job, argv, shortcuts=_shortcuts, errors=(InputError,),
+    return job_main(p, VerifyJobConfig, run_verify_job, argv, shortcuts=_shortcuts, errors=(InputError,),
                         finish=lambda result: 1 if result.report.farm_errors else 0)
 
 

@@ -55,7 +55,7 @@ class SharedArena:
         self.dir = tempfile.mkdtemp(prefix="kgym-shm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         os.chmod(self.dir, 0o700)
         self._alive: list[torch.Tensor] = []
-        self._pools: dict[int, Any] = {}  # id(buffer) -> its own CUDA memory pool, kept as long as it
+        self._pools: dict[int, Any] = {}  # id(buffer) -> its own CUDA memory pool, kept while lent
 
     def empty(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, SharedHandle]:
         """A new contiguous buffer that both processes can see."""

@@ -202,11 +202,11 @@ def toy_sft_set(result, out: Path, seeds: tuple[int, ...] = SFT_SEEDS) -> Path:
     prompts wrote the answer there and never on `silu-v1`'s prompt (measured 2026-12-01, docs/rl.md).
     Many seeds (the shapes and scales in the prompt differ) make it learn the task, not one text."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     from kgym.curation.messages import assistant_turn
     from kgym.curation.normalise import normalise
     from kgym.curation.rows import read_source
+    from kgym.records.writer import write_table_atomically
     from kgym.tasks import make
 
     fates = {f.uuid: f for f in result.fates}
@@ -228,12 +228,7 @@ def toy_sft_set(result, out: Path, seeds: tuple[int, ...] = SFT_SEEDS) -> Path:
                 answer, eid = verified[(task_id, label)]
                 rows.append({"messages": [{"role": "user", "content": prompt}, assistant_turn(answer)],
                              "task_id": task_id, "task_seed": seed, "toy_label": label, "evaluation_id": eid})
-    table = pa.Table.from_pylist(rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    pq.write_table(table, tmp)
-    tmp.rename(out)
-    return out
+    return write_table_atomically(pa.Table.from_pylist(rows), out)
 
 
 def sft(base: Path, dataset: Path, out: Path, log=print, overrides: tuple[str, ...] = ()):
