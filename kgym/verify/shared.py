@@ -14,8 +14,9 @@ in a memory pool of that candidate's own (`torch.cuda.MemPool`, one per arena): 
 lent buffers and nothing of the parent's, and the allocator's segments are whole multiples of 2 MiB,
 which the driver does not sub-allocate either. Lent buffers may share a segment with one another:
 the candidate is lent all of them anyway. A freed lent block is reused for the candidate's next
-lent buffer (a pool per buffer never reused one: on an H200, five cases of a 6.4 GB task held up to
-134 GB of the GPU's 139).
+lent buffer once the child has released it (`torch.cuda.ipc_collect` before each lending: a pool
+per buffer never reused one, and on an H200 five cases of a 6.4 GB task held up to 134 GB of the
+GPU's 139).
 
 A handle is plain data pickled parent -> child only; nothing from the child is ever unpickled.
 """
@@ -70,6 +71,9 @@ class SharedArena:
         if self.device.type == "cuda":
             if self._pool is None:
                 self._pool = lent_memory_pool(self.device)
+            # A lent block the child has let go of stays held (torch's CUDA IPC "limbo") until the
+            # producer collects it: without this every case's buffers stayed until the candidate ended.
+            torch.cuda.ipc_collect()
             t = empty_in_pool(self._pool, shape, dtype, self.device)
             from torch.multiprocessing.reductions import reduce_tensor
 
