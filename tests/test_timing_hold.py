@@ -1,0 +1,42 @@
+"""The hold before each timed run's start event (`kgym.verify.timing.Hold`) grows to cover the call's
+host path, so a slow launch path is not timed as kernel time. The GPU half is in tests/test_gpu.py
+(`test_a_host_path_longer_than_the_default_hold_is_not_timed`)."""
+
+import time
+
+import torch
+
+from kgym.verify import timing
+
+
+def test_the_hold_grows_to_cover_the_longest_host_path_and_never_shrinks():
+    hold = timing.Hold()
+    assert hold.cycles == timing.HOLD_CYCLES
+    timing.cover(hold, 100_000)  # 0.1 ms: the default already covers it
+    assert hold.cycles == timing.HOLD_CYCLES
+    timing.cover(hold, 2_000_000)  # 2 ms -> 3 ms of spin
+    assert hold.cycles == int(2.0 * timing.HOLD_MARGIN * timing.HOLD_CYCLES_PER_MS)
+    grown = hold.cycles
+    timing.cover(hold, 1_000)
+    assert hold.cycles == grown
+
+
+def test_the_hold_is_capped_and_a_fixed_hold_stays_fixed():
+    hold = timing.Hold()
+    timing.cover(hold, 10**9)  # a one-second host path is the call's own: timed, not hidden
+    assert hold.cycles == int(timing.HOLD_MAX_MS * timing.HOLD_CYCLES_PER_MS)
+    fixed = timing.Hold(0, adaptive=False)
+    timing.cover(fixed, 2_000_000)
+    assert fixed.cycles == 0
+
+
+def test_run_timed_grows_the_hold_it_is_given_from_warm_up_calls():
+    hold = timing.Hold()
+
+    def slow() -> None:
+        t = time.perf_counter()
+        while time.perf_counter() - t < 0.002:
+            pass
+
+    timing.run_timed(slow, device=torch.device("cpu"), runs=2, warmup=2, hold=hold)
+    assert hold.cycles >= int(2.0 * timing.HOLD_MARGIN * timing.HOLD_CYCLES_PER_MS)
