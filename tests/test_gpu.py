@@ -266,28 +266,3 @@ def test_a_launch_path_slower_than_the_l2_flush_is_not_timed():
 
     times, _, _ = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3)
     assert statistics.median(times) < 0.05, times
-
-
-def test_a_host_path_longer_than_the_default_hold_is_not_timed():
-    # 2 ms of host work before the launch: longer than flush + the default hold (~0.75 ms), as the
-    # multi-op forwards of conv and linear modules are under the child's guard and profiler (25 of 72
-    # reference solutions failed the variation gate on an H200 with the fixed hold, 2026-12-03). The
-    # hold grows to cover it; with the default hold fixed, ~1.3 ms of host time is timed.
-    import statistics
-    import time
-
-    from kgym.verify import timing
-
-    x = torch.randn(1 << 16, device="cuda")
-
-    def slow_launch():
-        t = time.perf_counter()
-        while time.perf_counter() - t < 0.002:
-            pass
-        return torch.relu(x)
-
-    times, _, _ = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3)
-    assert statistics.median(times) < 0.05, times
-    fixed, _, _ = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3,
-                                   hold=timing.Hold(adaptive=False))
-    assert statistics.median(fixed) > 0.5, fixed  # the failure the adaptive hold removes

@@ -467,7 +467,7 @@ class Child:
                 # read as hidden work, 2026-12-01). Wake it, then calibrate in the same rhythm: one
                 # calibration run per timed run, right before it.
                 _sleep(_WARM_CYCLES)
-                ct, cw, _ = timing.run_timed(calibration, device=self.device, runs=1, warmup=0, hold=hold)
+                ct, cw, _ = timing.run_timed(calibration, device=self.device, runs=1, warmup=0)
                 calib_times.extend(ct)
                 calib_walls.extend(cw)
             self.counter.reset()
@@ -476,8 +476,6 @@ class Child:
             state["out"] = self._call(inputs)
 
         cuda = self.device.type == "cuda"
-        # One hold for the calibration runs and the timed runs: their wall-minus-event times are compared.
-        hold = timing.Hold()
         tiny = torch.empty(1, device=self.device)
         n_kernels = self.kernels_per_forward if cuda else 0
         calib_times: list[float] = []
@@ -501,7 +499,7 @@ class Child:
                     calib_times[:], calib_walls[:], _ = timing.run_timed(calibration, device=self.device,
                                                                          runs=20, warmup=2)
                 times, walls, clock = timing.run_timed(fn, device=self.device, runs=runs, warmup=warmup,
-                                                       before_each=before_each, hold=hold)
+                                                       before_each=before_each)
                 finish_run()
                 if self.device.type == "cuda":
                     _synchronize(self.device)
@@ -612,8 +610,6 @@ def _critical_objects() -> dict[str, Any]:
         "timing._synchronize": timing._synchronize,
         "timing.Measurement": timing.Measurement,
         "timing.run_timed": timing.run_timed,
-        "timing._Hold": timing._Hold,
-        "timing._cover": timing._cover,
         "timing.refresh": timing.refresh,
         "timing.scales": timing.scales,
         "send_reply": send_reply,

@@ -34,16 +34,10 @@ STABLE_FLOOR_MS = 0.030  # ... or absolute, for micro-kernels
 # Many times the L2 of an H100 (50 MB) or H200 (60 MB); clearing it takes ~0.3 ms of GPU time, which
 # also covers the host's launch path of the timed call (Triton's is slower than eager PyTorch's).
 L2_FLUSH_BYTES = 1024 * 1024 * 1024
-# After the flush the GPU also spins at least this many clock cycles (~0.5 ms at H100/H200 clocks)
-# before the start event: a launch path slower than the flush (many kernel arguments, host-side checks)
-# would otherwise land between the events and be timed as kernel time, run by run (bimodal micro-kernels).
+# After the flush the GPU also spins this many clock cycles (~0.5 ms at H100/H200 clocks) before the
+# start event: a launch path slower than the flush (many kernel arguments, host-side checks) would
+# otherwise land between the events and be timed as kernel time, run by run (bimodal micro-kernels).
 HOLD_CYCLES = 1_000_000
-# The hold grows to cover the call's whole host path (see `Hold`). Cycles per ms at the highest SM
-# clock of the GPUs kgym targets (H100/H200 boost at 1.98 GHz): at any lower clock a hold lasts longer,
-# never shorter, than planned.
-HOLD_CYCLES_PER_MS = 2_000_000
-HOLD_MARGIN = 1.5  # the hold covers this many times the longest host path seen so far
-HOLD_MAX_MS = 10.0  # ... up to this: a longer host path is the call's own and is timed
 
 
 @dataclass
@@ -71,32 +65,6 @@ class Measurement:
         return statistics.median(w - t for w, t in zip(self.wall_ms, self.times_ms))
 
 
-@dataclass
-class Hold:
-    """The GPU spin queued before each run's start event, shared by the runs that must see the same one
-    (the child's calibration runs and its timed runs, whose wall-minus-event times are compared).
-
-    Every run of the call under the child's guard and profiler is a host path of 0.1-1 ms per launch
-    and op (2026-12-03, H200: multi-op forwards such as a conv module's reached 0.3 ms of launch gap
-    inside the events in most runs, and 25 of 72 reference solutions failed the variation gate with
-    the fixed 0.5 ms hold). The hold grows (never shrinks) to HOLD_MARGIN times the longest host path of
-    the call seen so far, warm-up runs included, capped at HOLD_MAX_MS, so the GPU reaches the start
-    event only after the host has queued the whole call. Work the hold hides from the events is host
-    work queued before any of the call's GPU work could run: it cannot read the run's inputs without
-    a synchronize, which waits for the hold and is then timed."""
-
-    cycles: int = HOLD_CYCLES
-    adaptive: bool = True
-
-
-def cover(hold: Hold, host_ns: int) -> None:
-    """Grow `hold` so that it covers a host path of `host_ns` (see `Hold`)."""
-    if hold.adaptive:
-        need = int(min(HOLD_MAX_MS, HOLD_MARGIN * host_ns / 1e6) * HOLD_CYCLES_PER_MS)
-        if need > hold.cycles:
-            hold.cycles = need
-
-
 def scales(n: int, seed: int) -> list[float]:
     """Per-run input scales in [0.5, 2): distinct values, drawn from a seed the caller keeps."""
     g = torch.Generator().manual_seed(seed)
@@ -118,20 +86,16 @@ def measure(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup: i
 
 def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup: int,
               before_each: Callable[[int], None] | None = None,
-              hold: Hold | None = None) -> tuple[list[float], list[float], str]:
+              hold_cycles: int = HOLD_CYCLES) -> tuple[list[float], list[float], str]:
     """The raw per-run (clock ms, wall ms, clock name): what the candidate's process reports, with no
-    class of this module in between for a candidate to patch. `hold` is the GPU spin queued after the
-    flush (a fresh adaptive one by default; `Hold(0, adaptive=False)` turns it off), grown to cover
-    the host path of every call, warm-up calls included."""
+    class of this module in between for a candidate to patch. `hold_cycles` (bound when this module
+    is imported) is the GPU spin queued after the flush; 0 turns it off."""
     cuda = device.type == "cuda"
-    hold = _Hold() if hold is None else hold
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device=device) if cuda else None
     for i in range(warmup):
         if before_each is not None:
             before_each(-1 - i)
-        t0 = _perf_counter_ns()
         fn()
-        _cover(hold, _perf_counter_ns() - t0)
     if cuda:
         _synchronize(device)
     times, walls = [], []
@@ -146,12 +110,11 @@ def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup:
             # the host launches the call, so the events see the kernels' time and not the launch
             # path's. The wall clock includes both; the calibration run cancels them out.
             flush.zero_()
-            if hold.cycles:
-                _sleep(hold.cycles)
+            if hold_cycles:
+                _sleep(hold_cycles)
             _record(start)
             fn()
             _record(end)
-            _cover(hold, _perf_counter_ns() - t0)
             _synchronize(device)
             t1 = _perf_counter_ns()
             times.append(_elapsed_time(start, end))
@@ -162,6 +125,3 @@ def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup:
             times.append((t1 - t0) / 1e6)
         walls.append((t1 - t0) / 1e6)
     return times, walls, "cuda_events" if cuda else "host"
-
-
-_Hold, _cover = Hold, cover
