@@ -7,7 +7,7 @@ torch.compile(max-autotune), and the known-wrong answer's verdict. Figures go to
 file and, with --plot, a bar chart of speedups per task.
 
     python benchmarks/task_solutions.py [--device cuda] [--size full] [--seed 0] [--family F ...]
-                                        [--no-wrong] [--json OUT.json] [--plot OUT.png]
+                                        [--no-wrong] [--zygote on|off] [--json OUT.json] [--plot OUT.png]
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import torch  # noqa: E402
 from kgym.reward import reward  # noqa: E402
 from kgym.tasks import make, operations  # noqa: E402
 from kgym.verify import Verifier, VerifyConfig  # noqa: E402
+from kgym.verify.sandbox import Sandbox  # noqa: E402
 
 
 def _ms(v, key):
@@ -45,6 +46,9 @@ def main() -> None:
     ap.add_argument("--spares", type=int, default=2)
     ap.add_argument("--no-compile", action="store_true", help="skip the torch.compile baseline (max-autotune "
                     "of a GEMM or conv takes 50-60 s per task)")
+    ap.add_argument("--zygote", choices=("on", "off"), default="on" if Sandbox.DEFAULT_ZYGOTE else "off",
+                    help="spares forked from the sandbox's zygote (on, the default) or started cold (off): "
+                         "for side-by-side runs")
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="PNG of speedup vs eager and vs torch.compile per task")
     args = ap.parse_args()
@@ -53,7 +57,8 @@ def main() -> None:
     rows = []
     name = torch.cuda.get_device_name() if cuda else "cpu"
     print(f"task_solutions: size {args.size}, seed {args.seed}, device {args.device} ({name})", flush=True)
-    with Verifier(cfg, spares=args.spares) as verifier:
+    print(f"spares {args.spares}, zygote {args.zygote}", flush=True)
+    with Verifier(cfg, spares=args.spares, zygote=args.zygote == "on") as verifier:
         for tid, op in operations().items():
             if args.family and op.family not in args.family:
                 continue
