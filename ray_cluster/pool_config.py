@@ -37,6 +37,11 @@ class PoolConfig:
     # submit() calls the service actor runs at once (Ray's max_concurrency for it): each waiting
     # caller holds one until its verdict is back; callers past it wait in Ray's queue.
     max_waiting: int = 10_000
+    # Finished results kept to answer a resubmitted evaluation id without verifying it again, the
+    # least recently asked for dropped first (a few KB each: 100,000 is a few hundred MB at most). An id
+    # submitted again after its result was dropped is verified again; the RecordSink stores one row
+    # per id (the first), so the records are unchanged.
+    kept_results: int = 100_000
     tick_s: float = 0.5  # how often the service checks deadlines and pushes gauges
     watch_interval_s: float = 2.0  # how often the service reads the cluster's nodes (ray.nodes())
     autoscale: bool = True  # ask the autoscaler for worker bundles while work queues (request_resources)
@@ -65,7 +70,7 @@ class PoolConfig:
             if self.min_workers > self.max_workers:
                 raise bad("min_workers", self.min_workers, f"is more than max_workers={self.max_workers}: "
                           f"raise max_workers or lower min_workers")
-        for name in ("max_in_flight", "max_attempts", "bad_node_failures", "max_waiting"):
+        for name in ("max_in_flight", "max_attempts", "bad_node_failures", "max_waiting", "kept_results"):
             if getattr(self, name) < 1:
                 raise bad(name, getattr(self, name), "need at least 1")
         for name in ("cpus_per_worker", "call_timeout_s", "probe_interval_s", "probe_timeout_s", "start_timeout_s",
@@ -93,6 +98,7 @@ class PoolStats:
     retried: int = 0  # calls repeated because the farm failed
     gave_up: int = 0  # results with outcome error after max_attempts
     duplicates: int = 0  # requests answered without a new verification (id already queued, running or done)
+    forgotten: int = 0  # kept results dropped (kept_results reached): a resubmission of one is verified again
     replaced: int = 0  # workers killed and replaced on the same node
     replaced_why: list[str] = field(default_factory=list)
     added: int = 0  # workers started after the first placement (a node joined, or one left and freed room)

@@ -23,7 +23,9 @@ handling:
 
 Exactly once: results are keyed by evaluation id. An id submitted while it is queued or running
 waits for the same verification; an id submitted after it finished gets the kept result at once.
-Every result is kept for the service's lifetime (a few KB each), so the guarantee never lapses.
+The last `kept_results` results asked for are kept (least recently used dropped first), so a long RL
+run's service does not grow without bound; an id resubmitted after its result was dropped is verified
+again, and the RecordSink still stores one row for it (the first).
 With a `RecordSink`, each result is sent to it once as it completes (`write_results`), so episode
 evaluations get rows as batch ones do, and the sink's queue-depth and worker gauges follow the
 service. `drain()` waits until the sink holds every result sent so far.
@@ -113,7 +115,7 @@ class FarmService:
         self._next_index = 0
         self._queue: collections.deque[_Call] = collections.deque()
         self._waiting: dict[str, asyncio.Future] = {}  # id -> its result, while queued or running
-        self._results: dict[str, EvalResult] = {}
+        self._results: collections.OrderedDict[str, EvalResult] = collections.OrderedDict()  # LRU order
         self._tasks: set[asyncio.Task] = set()
         self._sink_writes: set[asyncio.Task] = set()
         self._rows_at_drain = 0
@@ -132,6 +134,7 @@ class FarmService:
         eid = request.evaluation_id
         done = self._results.get(eid)
         if done is not None:
+            self._results.move_to_end(eid)
             self.stats.duplicates += 1
             return done
         if self._closed:
@@ -416,6 +419,9 @@ class FarmService:
             self.stats.duplicates += 1
             return
         self._results[eid] = result
+        while len(self._results) > self.config.kept_results:
+            self._results.popitem(last=False)
+            self.stats.forgotten += 1
         self.stats.completed += 1
         fut = self._waiting.pop(eid, None)
         if fut is not None and not fut.done():

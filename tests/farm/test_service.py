@@ -81,3 +81,36 @@ def test_farm_evaluator_from_another_actor_and_rows_without_the_caller(farm):
     recorded = rows(run).set_index("evaluation_id")
     assert recorded.loc[good.evaluation_id, "outcome"] == "passed"
     assert recorded.loc[wrong.evaluation_id, "outcome"] == "failed"
+
+
+def test_kept_results_are_capped_least_recently_asked_first(ray_local, tmp_path):
+    # kept_results = 1: a result pushed out by a newer one is verified again when resubmitted (the
+    # service does not grow for the length of an RL run); the one kept is answered at once; the
+    # sink still stores one row per id.
+    sink = RecordSink.remote(SinkConfig(root=str(tmp_path), run_id="lru", job_id="test", flush_rows=1))
+    a, b = good_and_wrong([402])
+    with VerifierPool(cpu_pool_config(workers=1, kept_results=1), sink=sink) as pool:
+        evaluator = FarmEvaluator(pool)
+
+        async def one(request):
+            return await evaluator.evaluate_result(request)
+
+        first_a = asyncio.run(one(a))
+        asyncio.run(one(b))  # pushes a's result out
+        again_a = asyncio.run(one(a))
+        cached_a = asyncio.run(one(a))
+        stats = pool.stats
+        assert stats.submitted == 3 and stats.forgotten == 2 and stats.duplicates == 1
+        assert again_a.started_at != first_a.started_at  # verified again
+        assert cached_a.started_at == again_a.started_at  # the kept one, answered at once
+        assert again_a.outcome == first_a.outcome == "passed"
+        pool.drain()
+    ray.get(sink.close.remote())
+    assert sorted(rows(tmp_path / "lru")["evaluation_id"]) == sorted([a.evaluation_id, b.evaluation_id])
+
+
+def test_kept_results_must_be_positive():
+    from ray_cluster import PoolConfig
+
+    with pytest.raises(ValueError, match="kept_results"):
+        PoolConfig(kept_results=0)
