@@ -71,13 +71,16 @@ def run_mode(mode: str, tasks, gpu: bool, gap: float, spares: int, compile_on_cp
         for r in pool.run([EvalRequest.for_task(t, t.solution, label=t.task_id, **overrides) for t in tasks]):
             arrivals.append(time.perf_counter() - t0)
             results.append(r)
-            print(f"  {mode}: {r.request.label} {r.outcome} at {arrivals[-1]:.1f} s", file=sys.stderr, flush=True)
+            why = "" if r.verdict.passed else f" [{r.verdict.gate}: {r.verdict.reason[:300]}]"
+            print(f"  {mode}: {r.request.label} {r.outcome} at {arrivals[-1]:.1f} s{why}", file=sys.stderr, flush=True)
         settled = ray.get(actor.settle_baselines.remote(1800))
         compile_done = time.perf_counter() - t0
         stats = ray.get(actor.baseline_stats.remote())
     verdicts = [r.verdict for r in results]
     return {
         "mode": mode, "tasks": len(tasks), "passed": sum(v.passed for v in verdicts),
+        "failed": {r.request.label: f"{r.verdict.gate}: {r.verdict.reason[:300]}" for r in results
+                   if not r.verdict.passed},
         "first_s": min(arrivals), "all_s": max(arrivals),
         "on_path_s": sum(v.stages_s.get("baselines_measured", 0.0) for v in verdicts),
         "off_path": stats.measured, "off_path_s": stats.seconds,
