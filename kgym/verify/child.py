@@ -39,6 +39,7 @@ import torch
 
 from kgym.verify import accessors, timing
 from kgym.verify.audit import AuditTripwire
+from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts
 from kgym.verify.precision import exact_fp32
@@ -156,6 +157,10 @@ class Child:
 
         x = torch.zeros(1000, device=self.device)
         warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
+        from triton.runtime.interpreter import InterpretedFunction
+
+        if type(warmup_kernel.add_one_kernel) is InterpretedFunction:  # CPU: a GPU front end checks kernels
+            self.counter.frontend_check.prepare(warmup_kernel.add_one_kernel, (x, 1000), {"BLOCK": 1024})
         big = torch.ones(1 << 21)
         big.add_(1).sum()
         torch.mm(big[:1 << 16].view(256, 256), big[:1 << 16].view(256, 256))
@@ -624,6 +629,7 @@ def _critical_objects() -> dict[str, Any]:
         "JITFunction.__getitem__": JITFunction.__getitem__,
         "ComputeGuard": ComputeGuard,
         "LaunchCounter": LaunchCounter,
+        "FrontendCheck": FrontendCheck,
         "Provenance": Provenance,
         "Child": Child,
         **{f"accessors.{k}": v for k, v in vars(accessors).items() if not k.startswith("__")},
