@@ -43,10 +43,21 @@ def _frontend_function_class() -> type:
             cls.made.append((python_fn, made))
             return made
 
+        # JITCallable keeps the function's globals as `__globals__` (its dependency hash and the code
+        # generator read them): seen through this property, with compiler-side functions.
+        @property
+        def __globals__(self) -> dict:
+            return _compiled(self._raw_globals)
+
+        @__globals__.setter
+        def __globals__(self, value: dict) -> None:
+            self._raw_globals = value
+
         def get_capture_scope(self) -> dict:
-            scope = super().get_capture_scope()
-            return {k: (FrontendFunction.of(v.fn) if type(v) is InterpretedFunction else v)
-                    for k, v in scope.items()}
+            return _compiled(super().get_capture_scope())
+
+    def _compiled(scope: dict) -> dict:
+        return {k: (FrontendFunction.of(v.fn) if type(v) is InterpretedFunction else v) for k, v in scope.items()}
 
     return FrontendFunction
 
