@@ -97,6 +97,12 @@ BANNED_ATTRIBUTES = {
 # Inside @triton.jit bodies: the builtins the code generator evaluates at compile time that inspect
 # objects (the CPU interpreter answers them differently: its blocks hold numpy arrays).
 KERNEL_BANNED_CALLS = frozenset({"hasattr", "getattr", "isinstance", "type"})
+# Attributes a kernel may read as values from its tensors, dtypes, types and constexprs (the same for
+# the compiler and the interpreter); any other attribute of a value may only be called (x.to(...)).
+KERNEL_SAFE_ATTRIBUTES = frozenset({
+    "dtype", "shape", "type", "T", "numel", "ndim", "value", "element_ty", "scalar", "primitive_bitwidth",
+    "fp_mantissa_width", "int_bitwidth", "name", "block_shape", "strides", "base",
+})
 
 ALLOWED_DUNDERS = {"__init__"}
 
@@ -425,9 +431,16 @@ class _Checker(ast.NodeVisitor):
         candidate's code. The CPU interpreter replaces Triton's functions by its own while a kernel
         runs, so `tl.exp is tl.math.exp` is true for the compiler and false for the interpreter: a
         branch the GPU compiler prunes would run on the CPU."""
-        if not chain or chain[0] not in self.module_paths or not isinstance(node.ctx, ast.Load):
+        if not isinstance(node.ctx, ast.Load):
             return
         parent = getattr(node, "_parent", None)
+        if not chain or chain[0] not in self.module_paths:
+            # Not a module's: a value's attribute (x.dtype) or a method to call (x.to(...)). A method
+            # as a value (T.exp with T = tl.tensor, x.exp) is the interpreter's own while a kernel runs.
+            if node.attr not in KERNEL_SAFE_ATTRIBUTES and not (isinstance(parent, ast.Call) and parent.func is node):
+                self.flag(node, "kernel", f"in a @triton.jit function, .{node.attr} may only be called (attributes "
+                          f"read as values: {', '.join(sorted(KERNEL_SAFE_ATTRIBUTES))})")
+            return
         if isinstance(parent, ast.Attribute):
             return  # judged as the longer chain
         if not _resolves_to(self.module_paths[chain[0]], chain[1:], "callable"):
