@@ -461,6 +461,16 @@ class _Checker(ast.NodeVisitor):
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if self.kernel_depth:
+            operands = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                if isinstance(op, (ast.Is, ast.IsNot)) and not any(
+                        isinstance(x, ast.Constant) and x.value is None for x in operands[i:i + 2]):
+                    self.flag(node, "kernel", "in a @triton.jit function, 'is' compares only with None (the compiler "
+                              "decides identity at compile time on its IR objects, the interpreter on its own)")
+        self.generic_visit(node)
+
     def visit_Global(self, node: ast.Global) -> None:
         self.flag(node, "global", "'global' statements are not allowed (state must live on the module)")
 
