@@ -39,6 +39,8 @@ import torch
 
 from kgym.verify import accessors, timing
 from kgym.verify.audit import AuditTripwire
+from kgym.verify.confine import confine, gpu_device_files
+from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts
 from kgym.verify.precision import exact_fp32
@@ -156,6 +158,10 @@ class Child:
 
         x = torch.zeros(1000, device=self.device)
         warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
+        from triton.runtime.interpreter import InterpretedFunction
+
+        if type(warmup_kernel.add_one_kernel) is InterpretedFunction:  # CPU: a GPU front end checks kernels
+            self.counter.frontend_check.prepare(warmup_kernel.add_one_kernel, (x, 1000), {"BLOCK": 1024})
         big = torch.ones(1 << 21)
         big.add_(1).sum()
         torch.mm(big[:1 << 16].view(256, 256), big[:1 << 16].view(256, 256))
@@ -243,6 +249,8 @@ class Child:
             f.write(msg["source"])
         self.hybrid = msg.get("hybrid", False)  # False, or the hybrid allowance (truthy)
         try:
+            if msg.get("lent_dir"):  # the second layer of confine.py's rule: the lent buffers' own dir
+                _confined["abi"] = confine([self.workdir, str(msg["lent_dir"])], _device_files())
             self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
             self.counter.install()
             self.counter.report = self.report
@@ -526,7 +534,8 @@ class Child:
         first = recv_command(self.sock)
         if first.get("op") != "warm":
             return
-        send_reply(self.sock, {"op": "ready", "pid": os.getpid(), "warm_s": self.warm_up()})
+        send_reply(self.sock, {"op": "ready", "pid": os.getpid(), "warm_s": self.warm_up(),
+                               "confined": _confined["abi"]})
         handlers = {"load": self.load, "forward": self.forward, "time": self.time}
         while True:
             msg = recv_command(self.sock)
@@ -624,6 +633,7 @@ def _critical_objects() -> dict[str, Any]:
         "JITFunction.__getitem__": JITFunction.__getitem__,
         "ComputeGuard": ComputeGuard,
         "LaunchCounter": LaunchCounter,
+        "FrontendCheck": FrontendCheck,
         "Provenance": Provenance,
         "Child": Child,
         **{f"accessors.{k}": v for k, v in vars(accessors).items() if not k.startswith("__")},
@@ -684,6 +694,7 @@ def after_fork(threads: int | None = None, zygote_dir: str | None = None) -> Non
     import site
     import tempfile
 
+    confine_process()  # first, while this process has one thread: every later one inherits it
     random.seed(os.urandom(32))
     np = sys.modules.get("numpy")
     if np is not None and "numpy.random" in sys.modules:
@@ -758,6 +769,19 @@ def _rebase_paths(old: str, new: str) -> None:
     _zygote_paths.clear()
 
 
+_confined = {"abi": 0}  # the Landlock ABI this process is confined with (confine.py), 0: none
+
+
+def _device_files() -> list[str]:
+    return ["/dev/null", *gpu_device_files()]
+
+
+def confine_process() -> None:
+    """The first layer of confine.py's rule, when the process starts (before any candidate exists):
+    files may be written only beneath its private dir (the cwd) and /dev/shm (lent buffers)."""
+    _confined["abi"] = confine([os.getcwd(), "/dev/shm"], _device_files())
+
+
 def start(sock: socket.socket) -> None:
     """The child's normal start and command loop, then exit (never returns)."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -768,6 +792,7 @@ def start(sock: socket.socket) -> None:
 
 
 def main() -> None:
+    confine_process()
     start(socket.socket(fileno=int(os.environ["KGYM_CHILD_FD"])))
 
 

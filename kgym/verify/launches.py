@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from kgym.verify import accessors
+from kgym.verify.frontend import FrontendCheck
 
 _getattribute = object.__getattribute__
 _type_qualname = type.__dict__["__qualname__"].__get__
@@ -91,6 +92,8 @@ class LaunchCounter:
         self.refusals: list[str] = []
         self.provenance: Any = None  # a provenance.Provenance: storages passed to a launch
         self.report: Any = None  # report(gate, reason), the parent's append-only channel
+        self.frontend_check = FrontendCheck()
+        self.frontend_failures: list[str] = []
 
     def _refuse(self, why: str) -> None:
         self.refusals.append(why)
@@ -105,10 +108,13 @@ class LaunchCounter:
         counter = self
         for cls in (JITFunction, InterpretedFunction):
             original = cls.run
+            interpreted = cls is InterpretedFunction
 
-            def run(self, *args, _original=original, **kwargs):
+            def run(self, *args, _original=original, _interpreted=interpreted, **kwargs):
                 if not kwargs.get("warmup", False):
                     counter.record(self, args, kwargs)
+                    if _interpreted:  # the CPU: the interpreter runs any Python a GPU build would reject
+                        counter.frontend(self, args, kwargs)
                 return _original(self, *args, **kwargs)
 
             cls.run = run
@@ -130,6 +136,21 @@ class LaunchCounter:
         self.calls.append(described)
         if self.provenance is not None:
             self.provenance.launched(_ptrs(described[2]) + _ptrs(described[3]))
+
+    def frontend(self, fn: Any, args: tuple, kwargs: dict) -> None:
+        """An interpreted launch (the CPU): the kernel must lower to Triton IR for a GPU (frontend.py).
+        Recorded at once as a `compile` failure: catching the error takes nothing back."""
+        try:
+            self.frontend_check.check(fn, args, kwargs)
+        except BaseException as e:  # noqa: BLE001 - whatever the front end raised is the verdict
+            name = _kernel_name(fn) or "?"
+            text = str(e).strip().replace("\n", " ")
+            why = (f"kernel {name} does not compile for a GPU (Triton's front end rejects it; the CPU "
+                   f"interpreter would have run it as Python): {text[-700:]}")
+            self.frontend_failures.append(why)
+            if self.report is not None:
+                self.report("compile", why)
+            raise
 
     def intact(self) -> bool:
         """Is every hook still in place (the candidate did not swap `run` back or out)?"""

@@ -90,7 +90,19 @@ BANNED_ATTRIBUTES = {
     "ForwardRef", "evaluate_forward_ref", "NamedTuple", "TypedDict", "namedtuple", "make_dataclass",
     # codecs are looked up, and their modules imported, by name
     "encode", "decode",
+    # Python that Triton runs on kernel values (in the CPU interpreter: on data): the numpy handle of an
+    # interpreted block, compile-time functions and builtin/extern markers for the candidate's own code
+    "handle", "constexpr_function", "builtin", "extern",
 }
+# Inside @triton.jit bodies: the builtins the code generator evaluates at compile time that inspect
+# objects (the CPU interpreter answers them differently: its blocks hold numpy arrays).
+KERNEL_BANNED_CALLS = frozenset({"hasattr", "getattr", "isinstance", "type"})
+# Attributes a kernel may read as values from its tensors, dtypes, types and constexprs (the same for
+# the compiler and the interpreter); any other attribute of a value may only be called (x.to(...)).
+KERNEL_SAFE_ATTRIBUTES = frozenset({
+    "dtype", "shape", "type", "T", "numel", "ndim", "value", "element_ty", "scalar", "primitive_bitwidth",
+    "fp_mantissa_width", "int_bitwidth", "name", "block_shape", "strides", "base",
+})
 
 ALLOWED_DUNDERS = {"__init__"}
 
@@ -231,6 +243,8 @@ class _Checker(ast.NodeVisitor):
         self.violations: list[PolicyViolation] = []
         self.module_names: set[str] = set()  # names bound to imported modules
         self.module_paths: dict[str, str] = {}  # name -> full module path
+        self.kernel_depth = 0  # > 0 inside the body of a @triton.jit function
+        self.literal_names: set[str] = set()  # top-level names bound to literal values (tl.constexpr args)
 
     def flag(self, node: ast.AST, rule: str, message: str) -> None:
         self.violations.append(PolicyViolation(getattr(node, "lineno", 0), rule, message))
@@ -318,6 +332,8 @@ class _Checker(ast.NodeVisitor):
         self._check_attr_name(node, node.attr, node.value)
         chain = _attr_chain(node)
         self._module_as_value(node, chain)
+        if self.kernel_depth:
+            self._kernel_value(node, chain)
         if chain and chain[0] in self.module_paths and isinstance(node.ctx, ast.Load):
             bad = _resolve_chain(self.module_paths[chain[0]], chain[1:])
             already = any(v.rule == "module" and v.line == node.lineno for v in self.violations)
@@ -341,6 +357,14 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if self.kernel_depth and isinstance(func, ast.Name) and func.id in KERNEL_BANNED_CALLS:
+            self.flag(node, "kernel", f"{func.id}() is not allowed in a @triton.jit function (the compiler "
+                      "evaluates it at compile time, the CPU interpreter on its numpy blocks: they answer differently)")
+        chain = _attr_chain(func) if isinstance(func, ast.Attribute) else None
+        if chain and chain[-1] == "constexpr" and chain[0] in self.module_paths and not self.kernel_depth:
+            if node.keywords or not all(self._literal(a) for a in node.args):
+                self.flag(node, "kernel", f"{'.'.join(chain)}() takes a literal constant (a Triton global is a "
+                          "number, a string or a dtype, not an object the compiler would call into)")
         if isinstance(func, ast.Name) and func.id in ("getattr", "hasattr"):
             if any(isinstance(a, ast.Starred) for a in node.args) or node.keywords:
                 self.flag(node, "getattr", f"{func.id}() with unpacked arguments is not allowed")
@@ -358,15 +382,130 @@ class _Checker(ast.NodeVisitor):
         if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDERS:
             self.flag(node, "dunder", f"defining {node.name!r} is not allowed (protocol hooks such as "
                       "__array_interface__ or __del__ run outside forward())")
-        self.generic_visit(node)
+        if not _is_jit(node):
+            self.generic_visit(node)
+            return
+        # A kernel: its defaults are literal (a default is a constexpr the launch never names), its
+        # body is Triton (see _kernel_call, _kernel_value).
+        for d in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+            if not self._literal(d):
+                self.flag(d, "kernel", "a @triton.jit parameter's default must be a literal constant")
+        for d in node.decorator_list:
+            self.visit(d)
+        self.visit(node.args)
+        if node.returns is not None:
+            self.visit(node.returns)
+        self.kernel_depth += 1
+        try:
+            for stmt in node.body:
+                self.visit(stmt)
+        finally:
+            self.kernel_depth -= 1
+
+    def _literal(self, node: ast.AST) -> bool:
+        """A literal constant expression: numbers, strings, booleans, None, arithmetic on them, names
+        bound at top level to such, math's constants and functions of them, Triton dtypes."""
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in self.literal_names
+        if isinstance(node, ast.UnaryOp):
+            return self._literal(node.operand)
+        if isinstance(node, ast.BinOp):
+            return self._literal(node.left) and self._literal(node.right)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(self._literal(e) for e in node.elts)
+        chain = _attr_chain(node.func if isinstance(node, ast.Call) else node) \
+            if isinstance(node, (ast.Attribute, ast.Call)) else None
+        if not chain or chain[0] not in self.module_paths:
+            return False
+        path = self.module_paths[chain[0]]
+        if isinstance(node, ast.Call):  # math.log2(2.0), tl.constexpr(3)
+            return (path == "math" or _resolves_to(path, chain[1:], "constexpr")) and not node.keywords \
+                and all(self._literal(a) for a in node.args)
+        return path == "math" or _resolves_to(path, chain[1:], "dtype")
+
+    def _kernel_value(self, node: ast.Attribute, chain: list[str] | None) -> None:
+        """In a kernel: a function of an imported module may be called, or handed to a call of the
+        module's own functions (tl.reduce(x, 0, tl.maximum)); never compared, stored or handed to the
+        candidate's code. The CPU interpreter replaces Triton's functions by its own while a kernel
+        runs, so `tl.exp is tl.math.exp` is true for the compiler and false for the interpreter: a
+        branch the GPU compiler prunes would run on the CPU."""
+        if not isinstance(node.ctx, ast.Load):
+            return
+        parent = getattr(node, "_parent", None)
+        if not chain or chain[0] not in self.module_paths:
+            # Not a module's: a value's attribute (x.dtype) or a method to call (x.to(...)). A method
+            # as a value (T.exp with T = tl.tensor, x.exp) is the interpreter's own while a kernel runs.
+            if node.attr not in KERNEL_SAFE_ATTRIBUTES and not (isinstance(parent, ast.Call) and parent.func is node):
+                self.flag(node, "kernel", f"in a @triton.jit function, .{node.attr} may only be called (attributes "
+                          f"read as values: {', '.join(sorted(KERNEL_SAFE_ATTRIBUTES))})")
+            return
+        if isinstance(parent, ast.Attribute):
+            return  # judged as the longer chain
+        if not _resolves_to(self.module_paths[chain[0]], chain[1:], "callable"):
+            return
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return
+        if isinstance(parent, ast.keyword):
+            parent = getattr(parent, "_parent", None)
+        if isinstance(parent, ast.Call) and parent.func is not node:
+            callee = _attr_chain(parent.func) if isinstance(parent.func, ast.Attribute) else None
+            if callee and callee[0] in self.module_paths:
+                return
+        if isinstance(parent, (ast.AnnAssign, ast.arg)):
+            return  # an annotation
+        self.flag(node, "kernel", f"in a @triton.jit function, {'.'.join(chain)} may only be called (or handed to "
+                  "a call of Triton's own functions): as a value the CPU interpreter's version differs from the "
+                  "compiler's")
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if self.kernel_depth:
+            operands = [node.left, *node.comparators]
+            for i, op in enumerate(node.ops):
+                if isinstance(op, (ast.Is, ast.IsNot)) and not any(
+                        isinstance(x, ast.Constant) and x.value is None for x in operands[i:i + 2]):
+                    self.flag(node, "kernel", "in a @triton.jit function, 'is' compares only with None (the compiler "
+                              "decides identity at compile time on its IR objects, the interpreter on its own)")
+        self.generic_visit(node)
 
     def visit_Global(self, node: ast.Global) -> None:
         self.flag(node, "global", "'global' statements are not allowed (state must live on the module)")
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self.flag(node, "global", "'nonlocal' statements are not allowed")
+
+
+def _is_jit(node: ast.FunctionDef) -> bool:
+    """Is the function decorated with triton.jit (`@triton.jit`, `@jit`, `@triton.jit(...)`)?"""
+    for d in node.decorator_list:
+        d = d.func if isinstance(d, ast.Call) else d
+        if (isinstance(d, ast.Name) and d.id == "jit") or (isinstance(d, ast.Attribute) and d.attr == "jit"):
+            return True
+    return False
+
+
+def _resolves_to(root_module: str, attrs: list[str], kind: str) -> bool:
+    """Does `root.a.b` (on the real modules) resolve to a Triton dtype (`kind` 'dtype'), the constexpr
+    class ('constexpr'), or a callable that is neither a dtype nor a module ('callable')?"""
+    import importlib
+    import types
+
+    try:
+        obj = importlib.import_module(root_module)
+        for attr in attrs:
+            obj = getattr(obj, attr)
+    except Exception:  # noqa: BLE001 - a missing attribute fails at run time, not here
+        return False
+    from triton.language import core as tl_core
+
+    if kind == "dtype":
+        return isinstance(obj, tl_core.dtype)
+    if kind == "constexpr":
+        return obj is tl_core.constexpr
+    return callable(obj) and not isinstance(obj, (tl_core.dtype, types.ModuleType))
 
 
 def _is_module_like(name: str) -> bool:
@@ -422,6 +561,13 @@ def check_source(source: str) -> PolicyResult:
         for child in ast.iter_child_nodes(parent):
             child._parent = parent  # noqa: SLF001 - the checker asks what a node is used in
     checker = _Checker()
+    for stmt in tree.body:  # top-level names bound to literal constants (in order: later ones may use earlier)
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            checker.visit(stmt)
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and checker._literal(stmt.value):
+            checker.literal_names.add(stmt.targets[0].id)
+    checker.violations.clear()
     checker.visit(tree)
     for p in check_names(tree, source):
         checker.violations.append(PolicyViolation(p.line, p.rule, p.message))

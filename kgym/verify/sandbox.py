@@ -375,7 +375,7 @@ class CandidateProcess:
         *lines, self._report_buf = self._report_buf.split(b"\n")
         for line in lines:
             gate, _, reason = line.decode(errors="replace").partition("\t")
-            if gate not in ("policy", "isolation"):
+            if gate not in ("policy", "isolation", "compile"):  # hard gates, all: reward 0
                 gate = "isolation"
             self.reports.append((gate, reason[:2000] or "tripwire"))
         return self.reports

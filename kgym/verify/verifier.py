@@ -159,9 +159,12 @@ class Verifier:
         arena = SharedArena(device)
         try:
             try:
-                proc.wait_ready(self.sandbox.start_timeout_s)
+                ready = proc.wait_ready(self.sandbox.start_timeout_s)
             except ChildFailure as e:
                 raise RuntimeError(f"the candidate process did not start: {e.reason}") from None
+            if not ready.get("confined"):
+                v.notes.append("the candidate's process ran without filesystem confinement (no Landlock in this "
+                               "kernel): native code could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
             self._gates(proc, arena, ref, model, source, init_inputs, cfg, v, runs, warmup, mem_gb)
         except ChildFailure as e:
@@ -219,7 +222,7 @@ class Verifier:
         t = time.perf_counter()
         reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
                                  "hybrid": self._library_allowance(ref, model, cfg),
-                                 "memory_limit_bytes": int(mem_gb * 2**30)}, cfg.timeout_s, v)
+                                 "memory_limit_bytes": int(mem_gb * 2**30), "lent_dir": arena.dir}, cfg.timeout_s, v)
         v.stages_s["load"] = time.perf_counter() - t
         if reply is None:
             return

@@ -1,0 +1,122 @@
+"""The candidate's process writes files only where it may, enforced by the kernel (Landlock).
+
+The audit hook (`audit.py`) refuses Python's `open` for writing outside the private dir, but native
+code raises no audit event: `torch.UntypedStorage.from_file(path, True, n)` opens (and creates) any
+path from C++ and maps it writable, and so do torch's zip writer, TorchScript's save, the profiler's
+trace export and any native library. A candidate (static policy off) wrote a file of its choosing
+next to the verifier: a module on the trusted parent's path, kgym's own source, the baseline cache.
+Likewise TCP sockets opened from C++ (`torch.distributed.TCPStore`) raise no `socket.` event.
+
+`confine(writable, devices)` applies a Landlock ruleset to the calling thread and every thread or
+process it starts later: creating, writing, truncating, removing, renaming or linking files is
+allowed only beneath the `writable` directories (and writing to the `devices` files, /dev/null and
+the GPU's device nodes); no TCP bind or connect (ABI >= 4); no signal to, or abstract unix socket
+of, a process outside the domain (ABI >= 6). Reading is left alone. Restrictions only add up: the
+child applies one layer when it starts (its private dir and /dev/shm, where lent buffers live, on
+its only thread, so the threads started later inherit it) and a second one at `load`, once the
+lent buffers' own dir is known. Returns the Landlock ABI used, 0 where the kernel has none (the
+process then runs unconfined, as before this rule: the verdict says so in a note).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+import platform
+
+_SYSCALLS = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}  # create_ruleset, add_rule, restrict_self
+_PR_SET_NO_NEW_PRIVS = 38
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+
+# filesystem access rights (uapi/linux/landlock.h)
+_WRITE_FILE = 1 << 1
+_REMOVE_DIR, _REMOVE_FILE = 1 << 4, 1 << 5
+_MAKE_CHAR, _MAKE_DIR, _MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = (1 << k for k in range(6, 13))
+_REFER = 1 << 13  # ABI 2
+_TRUNCATE = 1 << 14  # ABI 3
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def abi_version() -> int:
+    """The kernel's Landlock ABI, 0 if it has none (or it is disabled)."""
+    numbers = _SYSCALLS.get(platform.machine())
+    if numbers is None:
+        return 0
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    v = libc.syscall(ctypes.c_long(numbers[0]), None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    return max(0, int(v))
+
+
+def gpu_device_files() -> list[str]:
+    """The GPU's device nodes a CUDA process may open for writing."""
+    return sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*"))
+
+
+def confine(writable: list[str], devices: list[str] = ()) -> int:
+    """Apply the ruleset to this thread and what it starts later (see the module docstring). Returns
+    the ABI used, 0 where Landlock is unavailable. Raises OSError if it is available and fails."""
+    abi = abi_version()
+    if abi <= 0:
+        return 0
+    create, add_rule, restrict = _SYSCALLS[platform.machine()]
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    dir_rights = (_WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK
+                  | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM)
+    file_rights = _WRITE_FILE
+    if abi >= 2:
+        dir_rights |= _REFER
+    if abi >= 3:
+        dir_rights |= _TRUNCATE
+        file_rights |= _TRUNCATE
+    attr = _RulesetAttr(dir_rights, 0, 0)
+    size = 8
+    if abi >= 4:
+        attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
+        size = 16
+    if abi >= 6:
+        attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
+        size = 24
+    fd = libc.syscall(ctypes.c_long(create), ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
+    try:
+        rules = [(p, dir_rights) for p in writable] + [(p, file_rights) for p in devices]
+        for path, rights in rules:
+            if not os.path.exists(path):
+                continue
+            if not os.path.isdir(path):
+                rights &= file_rights  # a file takes file rights only
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            try:
+                rule = _PathBeneathAttr(rights, pfd)
+                if libc.syscall(ctypes.c_long(add_rule), ctypes.c_int(fd), ctypes.c_int(_RULE_PATH_BENEATH),
+                                ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+                    raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}: {os.strerror(ctypes.get_errno())}")
+            finally:
+                os.close(pfd)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+        if libc.syscall(ctypes.c_long(restrict), ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+    return abi
