@@ -39,7 +39,7 @@ import torch
 
 from kgym.verify import accessors, timing
 from kgym.verify.audit import AuditTripwire
-from kgym.verify.confine import confine, gpu_device_files
+from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts
@@ -249,7 +249,7 @@ class Child:
             f.write(msg["source"])
         self.hybrid = msg.get("hybrid", False)  # False, or the hybrid allowance (truthy)
         try:
-            if msg.get("lent_dir"):  # the second layer of confine.py's rule: the lent buffers' own dir
+            if msg.get("lent_dir") and applies(self.device.type):  # confine.py's second layer: the lent dir
                 _confined["abi"] = confine([self.workdir, str(msg["lent_dir"])], _device_files())
             self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
             self.counter.install()
@@ -778,8 +778,10 @@ def _device_files() -> list[str]:
 
 def confine_process() -> None:
     """The first layer of confine.py's rule, when the process starts (before any candidate exists):
-    files may be written only beneath its private dir (the cwd) and /dev/shm (lent buffers)."""
-    _confined["abi"] = confine([os.getcwd(), "/dev/shm"], _device_files())
+    files may be written only beneath its private dir (the cwd) and /dev/shm (lent buffers). Not on CUDA
+    yet (confine.CONFINE_CUDA)."""
+    if applies(torch.device(os.environ.get("KGYM_DEVICE", "cpu")).type):
+        _confined["abi"] = confine([os.getcwd(), "/dev/shm"], _device_files())
 
 
 def start(sock: socket.socket) -> None:

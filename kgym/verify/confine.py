@@ -16,6 +16,13 @@ child applies one layer when it starts (its private dir and /dev/shm, where lent
 its only thread, so the threads started later inherit it) and a second one at `load`, once the
 lent buffers' own dir is known. Returns the Landlock ABI used, 0 where the kernel has none (the
 process then runs unconfined, as before this rule: the verdict says so in a note).
+
+Only CPU candidates are confined for now (`CONFINE_CUDA`): the rule was written and tested on the CPU
+on 2026-12-03 with no device time left, and on CUDA the driver, Triton's ptxas and torch's CUDA IPC
+(its reference-count files in /dev/shm, outside the lent buffers' dir of the second layer) may need
+paths the ruleset does not allow, which would fail every honest GPU candidate, as two GPU-only rules
+of 2026-12-01 did before they were run on an H200. Turn it on after `tests/test_gpu.py` and
+`tests/exploits/test_native_file_write.py` pass on a GPU with it on.
 """
 
 from __future__ import annotations
@@ -52,6 +59,14 @@ class _PathBeneathAttr(ctypes.Structure):
 
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
+
+
+CONFINE_CUDA = False  # see the module docstring
+
+
+def applies(device: str) -> bool:
+    """Whether a candidate process on `device` ("cpu", "cuda", "cuda:N") is confined."""
+    return device == "cpu" or CONFINE_CUDA
 
 
 def abi_version() -> int:

@@ -163,8 +163,9 @@ class Verifier:
             except ChildFailure as e:
                 raise RuntimeError(f"the candidate process did not start: {e.reason}") from None
             if not ready.get("confined"):
-                v.notes.append("the candidate's process ran without filesystem confinement (no Landlock in this "
-                               "kernel): native code could write outside its private dir")
+                why = "no Landlock in this kernel" if self.device.type == "cpu" else "not yet on CUDA: confine.py"
+                v.notes.append(f"the candidate's process ran without filesystem confinement ({why}): native code "
+                               f"could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
             self._gates(proc, arena, ref, model, source, init_inputs, cfg, v, runs, warmup, mem_gb)
         except ChildFailure as e:
