@@ -68,7 +68,10 @@ _PACKAGES = ("triton.compiler", "triton.language", "triton.backends.nvidia")
 
 
 class FrontendCheck:
-    def __init__(self) -> None:
+    def __init__(self, describe: Any) -> None:
+        # launches.describe (exact-type descriptions of launch values), given by the LaunchCounter that
+        # owns this check: importing it here would make launches <-> frontend a cycle.
+        self._describe = describe
         self._cls: Any = None
         self._seen: list[tuple[Any, Any]] = []  # (python function, specialization key) that passed
         self._backend: Any = None
@@ -135,8 +138,6 @@ class FrontendCheck:
         from triton.compiler.compiler import ASTSource
         from triton.runtime.jit import mangle_type
 
-        from kgym.verify.launches import describe
-
         self._ensure()
         python_fn = object.__getattribute__(interpreted, "fn")  # not through a property of a subclass
         jf = self._cls.of(python_fn)
@@ -152,8 +153,8 @@ class FrontendCheck:
             signature[p.name] = kind
             if kind == "constexpr":
                 constexprs[p.name] = value
-        key = (tuple(signature.values()), describe(tuple(constexprs.values())),
-               describe(tuple(sorted(options.items()))))
+        key = (tuple(signature.values()), self._describe(tuple(constexprs.values())),
+               self._describe(tuple(sorted(options.items()))))
         for fn, seen in self._seen:
             if fn is python_fn and seen == key:
                 return

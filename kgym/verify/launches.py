@@ -92,7 +92,7 @@ class LaunchCounter:
         self.refusals: list[str] = []
         self.provenance: Any = None  # a provenance.Provenance: storages passed to a launch
         self.report: Any = None  # report(gate, reason), the parent's append-only channel
-        self.frontend_check = FrontendCheck()
+        self.frontend_check = FrontendCheck(describe)
         self.frontend_failures: list[str] = []
 
     def _refuse(self, why: str) -> None:
