@@ -93,7 +93,6 @@ class LaunchCounter:
         self.provenance: Any = None  # a provenance.Provenance: storages passed to a launch
         self.report: Any = None  # report(gate, reason), the parent's append-only channel
         self.frontend_check = FrontendCheck(describe)
-        self.frontend_failures: list[str] = []
 
     def _refuse(self, why: str) -> None:
         self.refusals.append(why)
@@ -147,7 +146,6 @@ class LaunchCounter:
             text = str(e).strip().replace("\n", " ")
             why = (f"kernel {name} does not compile for a GPU (Triton's front end rejects it; the CPU "
                    f"interpreter would have run it as Python): {text[-700:]}")
-            self.frontend_failures.append(why)
             if self.report is not None:
                 self.report("compile", why)
             raise
