@@ -10,7 +10,8 @@ host wall time. The solutions are kgym's own, so they are imported here, outside
                                        [--hold-cycles 0,1000000]
 
 `--hold-cycles` times each model once per value given, side by side: the GPU spin queued after the
-flush (`kgym.verify.timing.HOLD_CYCLES`), 0 for none. A launch path slower than the flush shows up
+flush (`kgym.verify.timing.HOLD_CYCLES`), 0 for none, `adaptive` for the verifier's own (`timing.Hold`:
+grown to cover the host path). A launch path slower than the flush shows up
 as bimodal clock times without the hold and steady ones with it.
 """
 
@@ -93,12 +94,14 @@ def _run(args: argparse.Namespace) -> None:
         refresh = None if args.no_refresh else (
             lambda i, inputs=inputs, bases=bases, scales=scales: timing.refresh(inputs, bases, scales[i % len(scales)]))
         print(f"{tid} {task.spec.shapes} on {device}", flush=True)
-        for hold in (int(h) for h in args.hold_cycles.split(",")):
+        for hold in args.hold_cycles.split(","):
             for name, model in (("solution", cand), ("eager", eager)):
                 with torch.no_grad():
-                    times, walls, clock = timing.run_timed(lambda model=model, inputs=inputs: model(*inputs),
-                                                           device=device, runs=args.runs,
-                                                           warmup=5, before_each=refresh, hold_cycles=hold)
+                    times, walls, _, clock = timing.run_timed(lambda model=model, inputs=inputs: model(*inputs),
+                                                              device=device, runs=args.runs,
+                                                              warmup=5, before_each=refresh,
+                                                              hold=timing.Hold() if hold == "adaptive" else
+                                                              timing.Hold(int(hold), adaptive=False))
                 label = f"{name} hold={hold}"
                 print(f"  {label:<24} {clock:<11} {_pct(times)}", flush=True)
                 print(f"  {label:<24} {'host wall':<11} {_pct(walls)}", flush=True)

@@ -42,7 +42,7 @@ from kgym.verify.audit import AuditTripwire
 from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
-from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts
+from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, device_streams, kernel_counts
 from kgym.verify.precision import exact_fp32
 from kgym.verify.provenance import Provenance
 from kgym.verify.shared import open_handle
@@ -378,6 +378,11 @@ class Child:
         if self.device.type == "cuda":
             names = device_kernel_names(events)
             forbidden += [n for n in dict.fromkeys(names) if "DtoH" in n or "HtoD" in n]
+            streams = device_streams(events)
+            if len(streams) > 1:
+                where = "; ".join(f"stream {k}: {', '.join(v[:3])}" for k, v in streams.items())
+                forbidden.append(f"device work on {len(streams)} streams ({where}): every kernel, copy and "
+                                 "fill must run on the stream the harness times")
         return forbidden, library, kernel_counts(names), names
 
     def forward(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -475,19 +480,24 @@ class Child:
                 # read as hidden work, 2026-12-01). Wake it, then calibrate in the same rhythm: one
                 # calibration run per timed run, right before it.
                 _sleep(_WARM_CYCLES)
-                ct, cw, _ = timing.run_timed(calibration, device=self.device, runs=1, warmup=0)
+                ct, cw, cs, _ = timing.run_timed(calibration, device=self.device, runs=1, warmup=0,
+                                                 hold=hold)
                 calib_times.extend(ct)
                 calib_walls.extend(cw)
+                calib_spans.extend(cs)
             self.counter.reset()
 
         def fn() -> None:  # timed: nothing but the call (host work after the launch would be timed too)
             state["out"] = self._call(inputs)
 
         cuda = self.device.type == "cuda"
+        # One hold for the calibration runs and the timed runs: it grows with the call's host path.
+        hold = timing.Hold()
         tiny = torch.empty(1, device=self.device)
         n_kernels = self.kernels_per_forward if cuda else 0
         calib_times: list[float] = []
         calib_walls: list[float] = []
+        calib_spans: list[float] = []
 
         def calibration() -> None:
             for _ in range(n_kernels):
@@ -504,10 +514,10 @@ class Child:
                 # calibration without kernels would count as the candidate's hidden work.
                 # On a GPU the calibration runs are interleaved with the timed ones (before_each).
                 if not cuda:
-                    calib_times[:], calib_walls[:], _ = timing.run_timed(calibration, device=self.device,
-                                                                         runs=20, warmup=2)
-                times, walls, clock = timing.run_timed(fn, device=self.device, runs=runs, warmup=warmup,
-                                                       before_each=before_each)
+                    calib_times[:], calib_walls[:], calib_spans[:], _ = timing.run_timed(
+                        calibration, device=self.device, runs=20, warmup=2)
+                times, walls, spans, clock = timing.run_timed(fn, device=self.device, runs=runs, warmup=warmup,
+                                                              before_each=before_each, hold=hold)
                 finish_run()
                 if self.device.type == "cuda":
                     _synchronize(self.device)
@@ -523,7 +533,8 @@ class Child:
         if problems:
             return {"op": "error", **problems}
         reply = {"op": "timed", "times_ms": times, "wall_ms": walls, "clock": clock,
-                 "calib_times_ms": calib_times, "calib_wall_ms": calib_walls,
+                 "span_ms": spans, "calib_times_ms": calib_times, "calib_wall_ms": calib_walls,
+                 "calib_span_ms": calib_spans,
                  "signatures": sorted(signatures), "forwards": runs + warmup}
         if self.device.type == "cuda":
             reply["device_kernel_counts"] = counts
@@ -619,6 +630,11 @@ def _critical_objects() -> dict[str, Any]:
         "timing._synchronize": timing._synchronize,
         "timing.Measurement": timing.Measurement,
         "timing.run_timed": timing.run_timed,
+        "timing.Hold": timing.Hold,
+        "timing._Hold": timing._Hold,
+        "timing._Event": timing._Event,
+        "timing._sleep": timing._sleep,
+        "timing._cover": timing._cover,
         "timing.refresh": timing.refresh,
         "timing.scales": timing.scales,
         "send_reply": send_reply,

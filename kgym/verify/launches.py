@@ -241,6 +241,22 @@ def device_kernel_names(events: Iterable[Any]) -> list[str]:
     return names
 
 
+def device_streams(events: Iterable[Any]) -> dict[str, list[str]]:
+    """The streams the profiler saw device work run on (CUPTI's stream ids, as text), each with the
+    names of the kernels, copies and fills it ran, in order of first use.
+
+    The harness queues its L2 flush, its hold and its events on the current stream, and times that
+    stream: work on any other stream runs beside the hold and the events, unseen by them, so a
+    profiled span whose device work uses more than one stream is refused, whatever the work is."""
+    streams: dict[str, list[str]] = {}
+    for evt in events:
+        if str(getattr(evt, "device_type", "")).endswith("CUDA"):
+            names = streams.setdefault(str(getattr(evt, "device_resource_id", "?")), [])
+            if evt.name not in names:
+                names.append(evt.name)
+    return streams
+
+
 def kernel_counts(names: Iterable[str]) -> dict[str, int]:
     """How many times each device kernel ran, copy and fill kernels left out."""
     counts: dict[str, int] = {}

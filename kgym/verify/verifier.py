@@ -459,8 +459,10 @@ class Verifier:
                 v.fail("isolation", f"the device ran other kernels in the timed runs than in the verified "
                        f"runs: {problem}")
                 return None
-        m = timing.Measurement(_floats(reply, "times_ms"), _floats(reply, "wall_ms"), _str(reply, "clock"))
-        if len(m.times_ms) != runs or len(m.wall_ms) != runs or any(not (x >= 0) for x in m.times_ms + m.wall_ms):
+        m = timing.Measurement(_floats(reply, "times_ms"), _floats(reply, "wall_ms"), _str(reply, "clock"),
+                               _floats(reply, "span_ms"))
+        if (len(m.times_ms) != runs or len(m.wall_ms) != runs or len(m.span_ms) != runs
+                or any(not (x >= 0) for x in m.times_ms + m.wall_ms + m.span_ms)):
             raise ChildFailure("crash", "the candidate's process returned malformed timings")
         if sum(m.wall_ms) > elapsed_ms:
             # timer tampering and hidden work are tripwires: hard (isolation), not the soft timing gate
@@ -468,16 +470,17 @@ class Verifier:
                    "as the parent clocked it "
                    f"({elapsed_ms:.1f} ms): the timer was tampered with")
             return None
-        if any(t > w * 1.05 + 0.01 for t, w in zip(m.times_ms, m.wall_ms)):
+        if any(t > s * 1.05 + 0.01 or s > w * 1.05 + 0.01 for t, s, w in zip(m.times_ms, m.span_ms, m.wall_ms)):
             v.fail("isolation", "timing tripwire: event times exceed the host wall clock: the timer was tampered with")
             return None
-        calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock)
-        if not calib.times_ms or len(calib.times_ms) != len(calib.wall_ms):
+        calib = timing.Measurement(_floats(reply, "calib_times_ms"), _floats(reply, "calib_wall_ms"), m.clock,
+                                   _floats(reply, "calib_span_ms"))
+        if not calib.times_ms or not (len(calib.times_ms) == len(calib.wall_ms) == len(calib.span_ms)):
             raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
         hidden = m.hidden_ms - calib.hidden_ms
         if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
             v.fail("isolation", "timing tripwire: work outside the timed stream: the host wall clock exceeds the "
-                   "CUDA events "
+                   "timed stream's span (L2 flush, hold and CUDA events) "
                    f"by {hidden:.3f} ms per run (side stream or thread?)")
             return None
         return m
