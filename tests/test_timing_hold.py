@@ -67,3 +67,12 @@ def test_device_streams_groups_device_work_by_stream_and_ignores_host_ops():
         "7": ["void at::native::vectorized_elementwise_kernel<fill>", "relu_kernel"]}
     events.append(_device("relu_kernel", 13))  # the same kernel on a side stream
     assert list(launches.device_streams(events)) == ["7", "13"]
+
+
+def test_memsets_may_run_on_any_stream_kernels_and_copies_may_not():
+    # cuDNN zeroes its workspace on a stream of its own (a conv hybrid on an H200)
+    events = [_device("Memset (Device)", 13), _device("sm80_xmma_fprop_implicit_gemm", 7),
+              _device("add_relu_kernel", 7)]
+    assert list(launches.working_streams(events)) == ["7"]
+    assert list(launches.working_streams(events + [_device("Memcpy DtoD (Device -> Device)", 13)])) == ["13", "7"]
+    assert list(launches.working_streams(events + [_device("relu_kernel", 21)])) == ["7", "21"]

@@ -42,7 +42,7 @@ from kgym.verify.audit import AuditTripwire
 from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
-from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, device_streams, kernel_counts
+from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts, working_streams
 from kgym.verify.precision import exact_fp32
 from kgym.verify.provenance import Provenance
 from kgym.verify.shared import open_handle
@@ -378,7 +378,7 @@ class Child:
         if self.device.type == "cuda":
             names = device_kernel_names(events)
             forbidden += [n for n in dict.fromkeys(names) if "DtoH" in n or "HtoD" in n]
-            streams = device_streams(events)
+            streams = working_streams(events)
             if len(streams) > 1:
                 where = "; ".join(f"stream {k}: {', '.join(v[:3])}" for k, v in streams.items())
                 forbidden.append(f"device work on {len(streams)} streams ({where}): every kernel, copy and "

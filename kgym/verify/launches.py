@@ -243,11 +243,7 @@ def device_kernel_names(events: Iterable[Any]) -> list[str]:
 
 def device_streams(events: Iterable[Any]) -> dict[str, list[str]]:
     """The streams the profiler saw device work run on (CUPTI's stream ids, as text), each with the
-    names of the kernels, copies and fills it ran, in order of first use.
-
-    The harness queues its L2 flush, its hold and its events on the current stream, and times that
-    stream: work on any other stream runs beside the hold and the events, unseen by them, so a
-    profiled span whose device work uses more than one stream is refused, whatever the work is."""
+    names of the kernels, copies and fills it ran, in order of first use."""
     streams: dict[str, list[str]] = {}
     for evt in events:
         if str(getattr(evt, "device_type", "")).endswith("CUDA"):
@@ -255,6 +251,17 @@ def device_streams(events: Iterable[Any]) -> dict[str, list[str]]:
             if evt.name not in names:
                 names.append(evt.name)
     return streams
+
+
+def working_streams(events: Iterable[Any]) -> dict[str, list[str]]:
+    """The streams of `device_streams` that ran anything but memsets.
+
+    The harness queues its L2 flush, its hold and its events on the current stream and times that
+    stream: work on any other stream runs beside the hold and the events, unseen by them, so a profiled
+    span whose work uses more than one stream is refused, whatever the work is. A memset reads
+    nothing and computes nothing, and cuDNN zeroes its workspace on a stream of its own (conv hybrids
+    on an H200, 2026-12-03), so memsets may run anywhere."""
+    return {k: v for k, v in device_streams(events).items() if not all(n.startswith("Memset") for n in v)}
 
 
 def kernel_counts(names: Iterable[str]) -> dict[str, int]:
