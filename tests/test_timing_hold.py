@@ -76,3 +76,10 @@ def test_memsets_may_run_on_any_stream_kernels_and_copies_may_not():
     assert list(launches.working_streams(events)) == ["7"]
     assert list(launches.working_streams(events + [_device("Memcpy DtoD (Device -> Device)", 13)])) == ["13", "7"]
     assert list(launches.working_streams(events + [_device("relu_kernel", 21)])) == ["7", "21"]
+
+
+def test_cuda_timed_runs_shrink_only_for_inputs_larger_than_any_registered_task():
+    assert timing.cuda_timed_runs(0) == timing.CUDA_TIMED_RUNS
+    assert timing.cuda_timed_runs(128 * 2**20) == 100  # the largest full-size task input
+    assert timing.cuda_timed_runs(1 * 2**30) == 64
+    assert timing.cuda_timed_runs(4096 * 393216 * 4) == timing.MIN_TIMED_RUNS  # KernelBench L1 ReLU, 6.4 GB

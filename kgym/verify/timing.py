@@ -48,6 +48,23 @@ HOLD_MARGIN = 1.5  # the hold covers this many times the longest host path seen 
 HOLD_MAX_MS = 10.0  # ... up to this: a longer host path is the call's own and is timed
 
 
+# Timed runs on CUDA: 100, fewer for inputs so large that each run's fresh draw, copy and lockstep
+# cost more than the kernel (KernelBench level 1's 6.4 GB ReLU: ~25 ms a run, 2.5-3 s of a 4.5 s
+# verification on an H200, 2026-12-03): about TIMED_BYTES_BUDGET of inputs and outputs moved per
+# timed batch, never fewer than MIN_TIMED_RUNS (enough for the p10-p90 spread the variation gate
+# reads). Every task of kgym's registry at full size (at most 128 MB of inputs) keeps 100.
+CUDA_TIMED_RUNS = 100
+MIN_TIMED_RUNS = 30
+TIMED_BYTES_BUDGET = 128 * 2**30
+
+
+def cuda_timed_runs(input_bytes: int) -> int:
+    """Timed runs for inputs of `input_bytes` on CUDA (outputs counted as the inputs' size)."""
+    if input_bytes <= 0:
+        return CUDA_TIMED_RUNS
+    return max(MIN_TIMED_RUNS, min(CUDA_TIMED_RUNS, TIMED_BYTES_BUDGET // (2 * input_bytes)))
+
+
 @dataclass
 class Measurement:
     times_ms: list[float]  # the clock's time per run (events on CUDA)

@@ -68,7 +68,7 @@ class VerifyConfig:
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     hybrid: bool = False  # allow exactly one cuBLAS/cuDNN call in forward()
     seed: int = 0  # public seed: the parameters of Model and ModelNew are drawn from it
-    timed_runs: int | None = None  # default: 100 on CUDA, 10 on CPU
+    timed_runs: int | None = None  # default: 100 on CUDA (30-100 for inputs over 640 MB), 10 on CPU
     warmup_runs: int | None = None  # default: 5 on CUDA, 1 on CPU
     guarded_fraction: float = 0.2  # unused since every timed run is guarded (kept for old configs)
     max_remeasure: int = 2  # extra timing attempts while the variation is above the threshold
@@ -177,10 +177,12 @@ class Verifier:
             if device.type == "cuda":
                 torch.cuda.empty_cache()
 
-    def _protocol(self, cfg: VerifyConfig) -> tuple[int, int, float]:
-        """(timed runs, warm-up runs, memory limit in GB) of a verification under `cfg` on this device."""
+    def _protocol(self, cfg: VerifyConfig, nominal: list[Any] | None = None) -> tuple[int, int, float]:
+        """(timed runs, warm-up runs, memory limit in GB) of a verification under `cfg` on this device;
+        on CUDA the default runs depend on the size of the `nominal` inputs (`timing.cuda_timed_runs`)."""
         cuda = self.device.type == "cuda"
-        runs = cfg.timed_runs or (100 if cuda else 10)
+        size = sum(x.numel() * x.element_size() for x in _tensors(nominal or []))
+        runs = cfg.timed_runs or (timing.cuda_timed_runs(size) if cuda else 10)
         warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if cuda else 1)
         return runs, warmup, cfg.memory_limit_gb or (32.0 if cuda else 8.0)
 
@@ -257,6 +259,7 @@ class Verifier:
             return
 
         # Gate 5: timing of the candidate in its process, baselines here.
+        runs, warmup, _ = self._protocol(cfg, nominal)
         # No spare starts its CUDA context while a microsecond-scale kernel is timed on this GPU (see
         # Sandbox.quiet); kernels of milliseconds do not notice, so they do not wait for spares.
         t = time.perf_counter()
@@ -601,12 +604,12 @@ class Verifier:
             raise ValueError(f"unknown baseline kind(s) {unknown}: use {', '.join(KINDS)}")
         cfg = replace(self.config, **overrides) if overrides else self.config
         ref = reference if isinstance(reference, Reference) else load_reference(reference)
-        runs, warmup, _ = self._protocol(cfg)
         want = [k for k in self._wanted_kinds(cfg) if k in kinds]
         if not want:
             return []
         _, model = self._build_model(ref, cfg)
         nominal = self._case_inputs(ref, cfg, "nominal")
+        runs, warmup, _ = self._protocol(cfg, nominal)
         out: list[Measured] = []
         try:
             todo = []
