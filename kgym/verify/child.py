@@ -521,12 +521,18 @@ class Child:
                 finish_run()
                 if self.device.type == "cuda":
                     _synchronize(self.device)
+                t_runs_ns = timing._perf_counter_ns()
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
+        # The profiler's collection (leaving the span) and the judging of its events, as one figure; the
+        # collection overlaps the parent's check of the last run, the judging does not.
+        profile_ns = timing._perf_counter_ns() - t_runs_ns
         cmd = recv_command(self.sock)  # the parent has checked the last run; the summary follows
         if cmd.get("op") != "finish":
             raise RuntimeError(f"timing protocol: expected finish, got {str(cmd)[:200]}")
+        t_judge_ns = timing._perf_counter_ns()
         forbidden, _, counts, _ = self._judge_profile(prof, runs + warmup)
+        profile_s = (profile_ns + timing._perf_counter_ns() - t_judge_ns) / 1e9
         for name in forbidden:
             self.guard.record(f"{name} (seen by the profiler in the timed runs)")
         problems = self._violations()
@@ -535,7 +541,7 @@ class Child:
         reply = {"op": "timed", "times_ms": times, "wall_ms": walls, "clock": clock,
                  "span_ms": spans, "calib_times_ms": calib_times, "calib_wall_ms": calib_walls,
                  "calib_span_ms": calib_spans,
-                 "signatures": sorted(signatures), "forwards": runs + warmup}
+                 "signatures": sorted(signatures), "forwards": runs + warmup, "profile_s": profile_s}
         if self.device.type == "cuda":
             reply["device_kernel_counts"] = counts
         return reply

@@ -450,6 +450,7 @@ class Verifier:
         if reply.get("op") != "timed":
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
+        v.stages_s["timing_profile"] = v.stages_s.get("timing_profile", 0.0) + _float(reply, "profile_s")
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
             v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or arguments: shapes, "
