@@ -47,6 +47,10 @@ def test_a_prefetched_baseline_is_used_and_the_candidate_measures_none(verifier)
     eager = v.timings["eager"]
     assert eager.cached and eager.median_ms == measured[0].timing.median_ms
     assert v.stages_s["baselines_measured"] == 0.0
+    # The timing stage's split: the parent's setup, draws and checks, the child's profiler
+    parts = ("timing_setup", "timing_draws", "timing_checks", "timing_profile")
+    assert all(v.stages_s[k] > 0.0 for k in parts), v.stages_s
+    assert sum(v.stages_s[k] for k in parts) < v.stages_s["timing"], v.stages_s
 
     cold = _verify(verifier, _task(102))  # the same family, a shape nobody prefetched
     assert not cold.timings["eager"].cached and cold.stages_s["baselines_measured"] > 0.0

@@ -389,7 +389,9 @@ class Verifier:
         """One timed batch in the child, in lockstep (child.py's `time`): before each run the inputs
         get a fresh draw; secret runs (CHECKED_RUNS in expectation, each on its own coin) are verified
         against the reference on their own draw. None if a gate failed (a wrong timed output is a
-        hard failure: isolation)."""
+        hard failure: isolation). Adds its setup, input draws and output checks to `v.stages_s`
+        (timing_setup, timing_draws, timing_checks; the rest of the timing stage is the child's)."""
+        t_setup = time.perf_counter()
         arena.free(*held)
         held.clear()
         work, handles = [], []
@@ -409,9 +411,11 @@ class Verifier:
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
         per_run_s = cfg.timeout_s + 3 * per_forward
         t_sent = time.perf_counter()
+        _add_stage(v, "timing_setup", time.perf_counter() - t_setup)
         time_nonce = proc.send({"op": "time", "inputs": handles, "check": check_handle, "runs": runs,
                                 "warmup": warmup})
         for i in [-1 - j for j in range(warmup)] + list(range(runs)):
+            t_draw = time.perf_counter()
             draw = self._fresh_draw(ref, nominal, rng)
             for buf, x in zip(work, draw):
                 if isinstance(x, torch.Tensor):
@@ -420,6 +424,7 @@ class Verifier:
                 _poison_buffer(check_buf)
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
+            _add_stage(v, "timing_draws", time.perf_counter() - t_draw)
             nonce = proc.send({"op": "run", "i": i, "check": i in checked})
             reply = self._receive(proc, (nonce, time_nonce), per_run_s, v)
             if reply is None:
@@ -433,6 +438,7 @@ class Verifier:
                 v.fail("isolation", f"timed run {i}: {str(reply['problem'])[:2000]}")
                 return None
             if i in checked:
+                t_check = time.perf_counter()
                 if any(not _same(b, x) for b, x in zip(_tensors(work), _tensors(draw))):
                     v.fail("isolation", f"the candidate modified its inputs in timed run {i}")
                     return None
@@ -441,6 +447,7 @@ class Verifier:
                     v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
                            f"behave differently when timed: a cached, stale or skipped result?): {cmp.note}")
                     return None
+                _add_stage(v, "timing_checks", time.perf_counter() - t_check)
             del draw
         finish = proc.send({"op": "finish"})
         reply = self._receive(proc, (finish, time_nonce), cfg.timeout_s + 3 * (runs + warmup) * per_forward, v)
@@ -450,7 +457,7 @@ class Verifier:
         if reply.get("op") != "timed":
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
-        v.stages_s["timing_profile"] = v.stages_s.get("timing_profile", 0.0) + _float(reply, "profile_s")
+        _add_stage(v, "timing_profile", _float(reply, "profile_s"))
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
             v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or arguments: shapes, "
@@ -693,6 +700,10 @@ def _device_kernels_differ(verified: dict[str, int], timed: Any, forwards: int) 
         if want != got:
             diffs.append(f"{name[:120]}: {got} launches, {want} expected")
     return "; ".join(diffs[:5])
+
+
+def _add_stage(v: Verdict, stage: str, seconds: float) -> None:
+    v.stages_s[stage] = v.stages_s.get(stage, 0.0) + seconds
 
 
 def _tensors(items: list[Any]) -> list[torch.Tensor]:
