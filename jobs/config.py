@@ -88,6 +88,9 @@ class FarmSection:
                           "started cold, the old path; docs/spares.md)")
     cache_dir: str | None = option(None, "baseline cache on each worker; omit: $KGYM_CACHE_DIR or "
                                    "~/.cache/kgym/baselines")
+    kept_results: int = option(100_000, "finished results the farm keeps to answer a resubmitted evaluation id "
+                               "(least recently asked for dropped first; one dropped is verified again)",
+                               ge=1, le=10_000_000)
 
     def worker_config(self, verify: Mapping[str, Any] | None = None) -> Any:
         from ray_cluster.worker import WorkerConfig
@@ -107,7 +110,7 @@ class FarmSection:
                           max_in_flight=self.max_in_flight, max_attempts=self.max_attempts,
                           call_timeout_s=self.call_timeout_s, probe_interval_s=self.probe_interval_s,
                           probe_timeout_s=self.probe_timeout_s, start_timeout_s=self.start_timeout_s,
-                          worker=self.worker_config(verify))
+                          kept_results=self.kept_results, worker=self.worker_config(verify))
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,13 @@ def test_set_overrides_are_toml_literals_checked_like_the_file(tmp_path):
     (tmp_path / "j.toml").write_text('input = "rows.jsonl"\n[farm]\nworkers = 2\n[verify]\ntimed_runs = 5\n')
     cfg = load_config(tmp_path / "j.toml", ["farm.workers=4", "farm.use_gpus=false", "verify.timed_runs=3",
                                             'records.out="s3://bucket/runs"', "records.run_id=again",
-                                            "farm.call_timeout_s=60"])
+                                            "farm.call_timeout_s=60", "farm.kept_results=500"])
     assert (cfg.farm.workers, cfg.farm.use_gpus, cfg.verify, cfg.farm.call_timeout_s) == (4, False, {"timed_runs": 3},
                                                                                           60)
     assert cfg.records.out == "s3://bucket/runs" and cfg.records.run_id == "again"  # a bare word is a string
     assert cfg.records.job_id == "verify"  # the job's own default for a key the table leaves out
     pool = cfg.farm.pool_config(cfg.verify)
-    assert pool.workers == 4 and pool.worker.verify == {"timed_runs": 3}
+    assert pool.workers == 4 and pool.worker.verify == {"timed_runs": 3} and pool.kept_results == 500
     assert parse_literal("[1, 2]") == [1, 2] and parse_literal("{a = 1}") == {"a": 1} and parse_literal("x/y") == "x/y"
 
 
