@@ -38,8 +38,12 @@ def mix_tasks(mix: str, size: str) -> list:
     raise ValueError(f"mix {mix!r}: use one of {', '.join(MIXES)}")
 
 
-def mix_requests(mix: str, tasks: list, n: int, tag: str) -> tuple[list, dict[str, Expectation]]:
-    """`n` distinct requests of the mix (each source carries `tag` and its index) and what each should get."""
+def mix_requests(mix: str, tasks: list, n: int, tag: str, fresh_seed: int | None = None
+                 ) -> tuple[list, dict[str, Expectation]]:
+    """`n` distinct requests of the mix (each source carries `tag` and its index) and what each should get.
+    With `fresh_seed`, request i is of its task drawn again with seed fresh_seed + i: new shapes each
+    time, so no baseline of it is cached (an RL run's first sight of every task)."""
+    from kgym.tasks import make
     from ray_cluster import EvalRequest
 
     plan = []  # (task, kind)
@@ -58,6 +62,8 @@ def mix_requests(mix: str, tasks: list, n: int, tag: str) -> tuple[list, dict[st
     crash_source = (ANSWERS / f"{CRASH}.py").read_text()
     requests, expect = [], {}
     for i, (task, kind) in enumerate(plan):
+        if fresh_seed is not None:
+            task = make(task.task_id, fresh_seed + i, size=task.spec.size, stage=task.spec.stage)
         source = {"solution": task.solution, "wrong": task.wrong, "exploit": crash_source}[kind]
         req = EvalRequest.for_task(task, source + f"\n# {tag} {i}\n", label=f"{tag}:{kind}")
         requests.append(req)

@@ -7,6 +7,7 @@ time goes, and the pool's overhead per evaluation.
     python benchmarks/farm_throughput.py --workers 1 --size full --quiet-mode pause,wait  # A/B on a GPU
     python benchmarks/farm_throughput.py --workers 1 --size full --spares 4,8            # spares, side by side
     python benchmarks/farm_throughput.py --workers 1 --size full --zygote on,off        # forked vs cold spares
+    python benchmarks/farm_throughput.py --workers 1 --mix realistic --fresh-seeds --path old,new --spares 2,4,8
 
 For each worker count it starts a `VerifierPool` (one worker per GPU, or per CPU slot without GPUs),
 warms it (every task's solution once per worker: spares started, baselines cached on a shared disk
@@ -22,7 +23,11 @@ on the same worker (return, dispatch and record building; with `--max-in-flight`
 is already queued at the worker, so the tail does not count). `busy/between/before/after`: shares of
 the workers' time in the timed window: verifying, between two verifications, before the first and
 after the last (the tail). With `--records` the farm service also streams every row to a `RecordSink`
-(warm-up rows included), as the jobs do.
+(warm-up rows included), as the jobs do. `--fresh-seeds` draws every timed candidate's task again
+with a new seed (new shapes: its baselines are measured on first sight, as in an RL run), and
+`--path old,new` compares, side by side, the old path (spares started cold, each task's first
+verdict waiting for its baselines) with the new one (spares forked from the zygote, the timed
+tasks' baselines prefetched and the torch.compile one deferred: `defer_compile`).
 `vs 1 worker`: throughput against one worker of the first row (2.00x at 2 workers is perfect
 scaling). Uses Ray core only (no dashboard, no ray[default] features).
 """
@@ -46,6 +51,9 @@ from farm_mix import MIXES, mix_tasks  # noqa: E402
 
 from jobs.demo import CPU_VERIFY  # noqa: E402 - the interpreter is slow: few timed runs, as in kgym demo
 from kgym.verify.sandbox import Sandbox  # noqa: E402
+
+# --path: (zygote, baselines prefetched and torch.compile deferred)
+PATHS = {"old": ("off", False), "new": ("on", True)}
 
 
 def _keeper(out: list, what: str, t0: float):
@@ -97,7 +105,8 @@ def time_shares(results, workers: int, t0: float, t1: float) -> dict[str, float]
 
 def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: int, max_in_flight: int,
             cache_dir: str, compile_baseline: bool = True, quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE,
-            records: str | None = None, zygote: bool = Sandbox.DEFAULT_ZYGOTE) -> dict:
+            records: str | None = None, zygote: bool = Sandbox.DEFAULT_ZYGOTE, prefetch: bool = False,
+            fresh_seed: int | None = None) -> dict:
     import ray
     from farm_mix import mix_requests
 
@@ -107,12 +116,15 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
 
     t_start = time.perf_counter()
     verify = ({} if compile_baseline else {"measure_compile": False}) if gpu else dict(CPU_VERIFY)
+    if prefetch:
+        verify["defer_compile"] = True  # scored vs eager: no verdict waits for a torch.compile baseline
     config = PoolConfig(workers=workers, use_gpus=gpu, max_in_flight=max_in_flight,
                         worker=WorkerConfig(spares=spares, cache_dir=cache_dir, verify=verify,
                                             quiet_mode=quiet_mode, zygote=zygote))
-    tag = f"{mix}-{quiet_mode}-{spares}-{'zygote' if zygote else 'popen'}-{workers}"
+    tag = (f"{mix}-{quiet_mode}-{spares}-{'zygote' if zygote else 'popen'}-{workers}"
+           f"{'-prefetch' if prefetch else ''}{'' if fresh_seed is None else f'-seed{fresh_seed}'}")
     warm_requests, _ = mix_requests("solutions", tasks, len(tasks) * workers, f"warm-{tag}")
-    timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}")
+    timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}", fresh_seed=fresh_seed)
     # As the jobs do (jobs.context): the service is started with the sink and sends it every row as it
     # completes (the warm-up's rows too, which also starts the sink's process before the timed window).
     sink = (RecordSink.remote(SinkConfig(root=records, run_id=f"farm-throughput-{tag}-{int(time.time())}",
@@ -123,6 +135,8 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
         if sink is not None:
             pool.drain()
         t0, t0_epoch = time.perf_counter(), time.time()
+        if prefetch:  # told when the candidates are known, as an RL step tells it when it draws its tasks
+            pool.prefetch(timed_requests)
         if sink is None:
             results = _collect(pool.run(timed_requests), "timed", t0)
         else:  # rows flushed to Parquet by the sink; stream waits for the last ones
@@ -141,6 +155,7 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
     misses = unmet(results, expect)
     return {
         "workers": workers, "mix": mix, "quiet_mode": quiet_mode, "spares": spares, "zygote": zygote,
+        "prefetch": prefetch, "fresh_seeds": fresh_seed is not None,
         "device": "gpu" if gpu else "cpu",
         "candidates": len(results),
         "passed": sum(r.outcome == "passed" for r in results),
@@ -187,6 +202,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--zygote", default="on" if Sandbox.DEFAULT_ZYGOTE else "off",
                    help="on: spares forked from the zygote (the default), off: started cold with Popen; 'on,off' "
                         "measures both, side by side in one run (docs/spares.md)")
+    p.add_argument("--fresh-seeds", action="store_true",
+                   help="every timed candidate's task drawn again with a new seed (new shapes, no cached baseline)")
+    p.add_argument("--path", help="comma list of old (spares started cold, verdicts wait for baselines) and new "
+                                  "(spares forked, baselines prefetched and torch.compile deferred); overrides "
+                                  "--zygote")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH ('-' for stdout)")
     args = p.parse_args(argv)
 
@@ -197,6 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     zygotes = [z.strip() for z in args.zygote.split(",")]
     if not zygotes or any(z not in ("on", "off") for z in zygotes):
         p.error(f"--zygote {args.zygote}: use on, off, or both (on,off)")
+    if args.path:
+        paths = [x.strip() for x in args.path.split(",")]
+        if any(x not in PATHS for x in paths):
+            p.error(f"--path {args.path}: use old, new, or both (old,new)")
+        setups = [PATHS[x] for x in paths]  # (zygote, prefetch)
+    else:
+        setups = [(z, False) for z in zygotes]
     try:
         spare_counts = [int(x) for x in args.spares.split(",")] if args.spares else None
     except ValueError:
@@ -223,18 +250,21 @@ def main(argv: list[str] | None = None) -> int:
         cache_dir = os.environ.get("KGYM_CACHE_DIR") or tempfile.mkdtemp(prefix="kgym-bench-baselines-")
         device = (ray.get(ray.remote(num_gpus=1)(_gpu_name).remote()) if gpu else "CPU (Triton interpreter)")
         rows = []
-        for zygote, mode, spares, w in itertools.product(zygotes, modes, spare_counts, counts):
-            print(f"{w} worker(s), {args.mix} mix, quiet mode {mode}, {spares} spare(s), zygote {zygote}: "
+        for (zygote, prefetch), mode, spares, w in itertools.product(setups, modes, spare_counts, counts):
+            print(f"{w} worker(s), {args.mix} mix, quiet mode {mode}, {spares} spare(s), zygote {zygote}"
+                  f"{', baselines prefetched' if prefetch else ''}{', fresh seeds' if args.fresh_seeds else ''}: "
                   f"warming up and verifying {args.candidates} candidates ...", file=sys.stderr, flush=True)
+            # each row its own seeds: no row finds another's baselines cached
+            fresh_seed = 1_000_000 * (1 + len(rows)) if args.fresh_seeds else None
             rows.append(measure(w, args.mix, tasks, args.candidates, gpu, spares, args.max_in_flight, cache_dir,
                                 compile_baseline=not args.no_compile, quiet_mode=mode, records=args.records,
-                                zygote=zygote == "on"))
+                                zygote=zygote == "on", prefetch=prefetch, fresh_seed=fresh_seed))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         base = rows[0]["candidates_per_min"] / rows[0]["workers"]
         print(f"\nfarm throughput on {device}, size {size}, {args.mix} mix ({', '.join(t.task_id for t in tasks)}), "
               f"{args.candidates} candidates, max {args.max_in_flight} in flight per worker"
               f"{', records to ' + args.records if args.records else ''}")
-        print(f"{'zygote':>6} {'quiet':>5} {'spares':>6} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} "
+        print(f"{'zygote':>8} {'quiet':>5} {'spares':>6} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} "
               f"{'expected':>8} "
               f"{'verify s mean/p90':>17} {'latency s p50/p90/p99':>21} {'overhead ms/eval':>16} "
               f"{'idle gap ms':>11} {'busy/between/before/after %':>27} {'wall s':>7} {'replaced':>8}")
@@ -242,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
             gap = "-" if r["idle_gap_ms_median"] is None else f"{r['idle_gap_ms_median']:.1f}"
             lat = f"{r['latency_s_p50']:.1f}/{r['latency_s_p90']:.1f}/{r['latency_s_p99']:.1f}"
             shares = "/".join(f"{100 * r['time_shares'][k]:.0f}" for k in ("busy", "between", "before", "after"))
-            print(f"{'on' if r['zygote'] else 'off':>6} {r['quiet_mode']:>5} {r['spares']:>6} {r['workers']:>7} "
+            print(f"{'on' if r['zygote'] else 'off':>6}{'+p' if r['prefetch'] else '  '} {r['quiet_mode']:>5} "
+                  f"{r['spares']:>6} {r['workers']:>7} "
                   f"{r['candidates_per_min']:>9.1f} "
                   f"{r['candidates_per_min'] / base:>10.2f}x {r['as_expected']:>4}/{r['candidates']:<3} "
                   f"{r['verify_s_mean']:>8.2f}/{r['verify_s_p90']:<8.2f} {lat:>21} {r['overhead_ms_per_eval']:>16.1f} "

@@ -110,3 +110,24 @@ def test_the_solutions_mix_is_four_short_tasks_that_should_all_pass():
     assert all(e.kind == "solution" for e in expect.values()) and len(expect) == 6
     with pytest.raises(ValueError, match="mix 'mixed'"):
         farm_mix.mix_tasks("mixed", "tiny")
+
+
+def test_fresh_seeds_give_every_timed_candidate_new_shapes_and_the_verdict_it_should_get():
+    import farm_mix
+
+    tasks = farm_mix.mix_tasks("realistic", "tiny")
+    same, _ = farm_mix.mix_requests("realistic", tasks, 20, "t")
+    fresh, expect = farm_mix.mix_requests("realistic", tasks, 20, "t", fresh_seed=5000)
+    assert [r.task["task_id"] for r in fresh] == [r.task["task_id"] for r in same]  # the same plan
+    assert {r.seed for r in same} == {0} and len({r.seed for r in fresh}) == 20
+    by_task: dict[str, set] = {}
+    for r in fresh:
+        by_task.setdefault(r.task["task_id"], set()).add(repr(r.task["shapes"]))
+    assert any(len(shapes) > 1 for shapes in by_task.values())  # the same task, drawn again: new shapes
+    assert set(expect) == {r.evaluation_id for r in fresh}
+
+
+def test_the_old_and_new_paths_are_cold_spares_against_forked_spares_with_prefetch():
+    assert farm_throughput.PATHS == {"old": ("off", False), "new": ("on", True)}
+    with pytest.raises(SystemExit):
+        farm_throughput.main(["--path", "older"])
