@@ -185,3 +185,24 @@ def test_a_data_cap_over_the_current_use_refuses_a_huge_host_allocation_and_allo
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "refused:" in out.stdout and "memory" in out.stdout.lower(), out.stdout
+
+
+def test_a_tripwire_line_names_a_hard_gate_or_is_read_as_isolation():
+    # The channel is an fd in the candidate's process: a forged line may not relabel its failure
+    from types import SimpleNamespace
+
+    from kgym.contract import HARD_GATES, Gate
+    from kgym.verify.sandbox import TRIPWIRE_GATES
+
+    assert {Gate(g) for g in TRIPWIRE_GATES} <= HARD_GATES
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.write(w, b"policy\tbanned name\ntiming\tlooks soft\npassed\t\ncompile\tfrontend\n")
+    fake = SimpleNamespace(_report_fd=r, _report_buf=b"", reports=[], proc=SimpleNamespace(poll=lambda: None))
+    try:
+        got = CandidateProcess.drain_reports(fake)
+    finally:
+        os.close(r)
+        os.close(w)
+    assert got == [("policy", "banned name"), ("isolation", "looks soft"), ("isolation", "tripwire"),
+                   ("compile", "frontend")]

@@ -60,6 +60,11 @@ def _proc_state(pid: int) -> str | None:
         return None
 
 
+# Gates a line on the tripwire channel may name: those the child's tripwires report, each a hard gate
+# (reward 0). Anything else written there (the channel is an fd in the candidate's process) is
+# read as isolation, so a forged line cannot relabel a failure as a softer or a different gate.
+TRIPWIRE_GATES = frozenset({"policy", "isolation", "compile"})
+
 # The exit code of a forked process whose zygote died before reporting it (real codes are 0-255,
 # or a negative signal number).
 EXIT_UNKNOWN = 256
@@ -375,7 +380,7 @@ class CandidateProcess:
         *lines, self._report_buf = self._report_buf.split(b"\n")
         for line in lines:
             gate, _, reason = line.decode(errors="replace").partition("\t")
-            if gate not in ("policy", "isolation", "compile"):  # hard gates, all: reward 0
+            if gate not in TRIPWIRE_GATES:
                 gate = "isolation"
             self.reports.append((gate, reason[:2000] or "tripwire"))
         return self.reports
