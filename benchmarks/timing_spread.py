@@ -49,7 +49,8 @@ def main() -> None:
     ap.add_argument("--stage", default="full")
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--hold-cycles", default=str(timing.HOLD_CYCLES),
-                    help=f"comma list of GPU spins after the flush, each timed (default {timing.HOLD_CYCLES})")
+                    help=f"comma list of GPU spins after the flush, each timed: cycles, or adaptive for the "
+                         f"verifier's own hold (default {timing.HOLD_CYCLES})")
     ap.add_argument("--no-refresh", action="store_true", help="time without refreshing the inputs per run")
     ap.add_argument("--child-hooks", action="store_true",
                     help="then time again with the candidate process's launch counter and audit hook installed "

@@ -1,11 +1,14 @@
 """GPU-only behaviour, run on the H200 (`pytest -m gpu`): launch proof on the device, CUDA-event
 timing and its gate, side streams, illegal addresses, hangs and OOM inside a kernel's process."""
 
+import statistics
+import time
+
 import pytest
 import torch
 
 from kgym.reward import reward
-from kgym.verify import Verifier, VerifyConfig
+from kgym.verify import Verifier, VerifyConfig, timing
 
 from paths import fixture_source
 
@@ -260,24 +263,24 @@ def test_pause_mode_times_back_to_back_candidates_without_waiting_for_spares():
     assert max(r.stages_s.get("quiet_wait", 0.0) for r in results) < 1.0, [r.stages_s for r in results]
 
 
+def _relu_after_host_work(seconds: float):
+    """A call that spends `seconds` on the host before launching a microsecond kernel."""
+    x = torch.randn(1 << 16, device="cuda")
+
+    def call():
+        t = time.perf_counter()
+        while time.perf_counter() - t < seconds:
+            pass
+        return torch.relu(x)
+
+    return call
+
+
 def test_a_launch_path_slower_than_the_l2_flush_is_not_timed():
     # The host spends 0.4 ms before launching a microsecond kernel: longer than the flush (~0.25 ms)
     # alone covers, shorter than flush + hold. Without timing.HOLD_CYCLES the start event runs
     # before the launch and ~0.15 ms of host time is timed as kernel time.
-    import statistics
-    import time
-
-    from kgym.verify import timing
-
-    x = torch.randn(1 << 16, device="cuda")
-
-    def slow_launch():
-        t = time.perf_counter()
-        while time.perf_counter() - t < 0.0004:
-            pass
-        return torch.relu(x)
-
-    times, *_ = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3)
+    times, *_ = timing.run_timed(_relu_after_host_work(0.0004), device=torch.device("cuda"), runs=30, warmup=3)
     assert statistics.median(times) < 0.05, times
 
 
@@ -286,23 +289,11 @@ def test_a_host_path_longer_than_the_default_hold_is_not_timed():
     # multi-op forwards of conv and linear modules are under the child's guard and profiler (25 of 72
     # reference solutions failed the variation gate on an H200 with the fixed hold, 2026-12-03). The
     # hold grows to cover it; with the default hold fixed, ~1.3 ms of host time is timed.
-    import statistics
-    import time
-
-    from kgym.verify import timing
-
-    x = torch.randn(1 << 16, device="cuda")
-
-    def slow_launch():
-        t = time.perf_counter()
-        while time.perf_counter() - t < 0.002:
-            pass
-        return torch.relu(x)
-
+    slow_launch = _relu_after_host_work(0.002)
     times, *_ = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3)
     assert statistics.median(times) < 0.05, times
     fixed, *_ = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3,
-                                   hold=timing.Hold(adaptive=False))
+                                 hold=timing.Hold(adaptive=False))
     assert statistics.median(fixed) > 0.5, fixed  # the failure the adaptive hold removes
 
 
@@ -312,24 +303,14 @@ def test_the_hidden_work_measure_does_not_grow_with_the_hold():
     # tripwire's 30 us floor, and an adaptive hold that long made honest solutions fail isolation
     # (2026-12-03, b66da1c). With a 2 ms host path and the hold grown to cover it, wall minus span
     # stays the launch and synchronize overhead of a plain run.
-    import time
-
-    from kgym.verify import timing
-
     x = torch.randn(1 << 16, device="cuda")
-
-    def slow_launch():
-        t = time.perf_counter()
-        while time.perf_counter() - t < 0.002:
-            pass
-        return torch.relu(x)
 
     def plain():
         return torch.relu(x)
 
     hold = timing.Hold()
-    times, walls, spans, clock = timing.run_timed(slow_launch, device=torch.device("cuda"), runs=30, warmup=3,
-                                                  hold=hold)
+    times, walls, spans, clock = timing.run_timed(_relu_after_host_work(0.002), device=torch.device("cuda"),
+                                                  runs=30, warmup=3, hold=hold)
     slow = timing.Measurement(times, walls, clock, spans)
     assert hold.cycles > timing.HOLD_CYCLES
     times, walls, spans, clock = timing.run_timed(plain, device=torch.device("cuda"), runs=30, warmup=0,
@@ -337,7 +318,6 @@ def test_the_hidden_work_measure_does_not_grow_with_the_hold():
     calib = timing.Measurement(times, walls, clock, spans)
     assert abs(slow.hidden_ms - calib.hidden_ms) < timing.STABLE_FLOOR_MS, (slow.hidden_ms, calib.hidden_ms)
     assert slow.median_ms < 0.05 and min(slow.span_ms) > 2.0, (slow.times_ms, slow.span_ms)
-
 
 
 def test_a_conv_hybrid_passes_though_cudnn_zeroes_its_workspace_on_another_stream(gpu_verifier):

@@ -110,7 +110,7 @@ class Hold:
     What the hold hides from the start-end events: host work of the call (it cannot read the run's
     inputs without a synchronize, which waits for the hold and is then timed), and device work on
     another stream, which runs beside the hold. The latter is why the child requires every device
-    activity it traces to run on the timed stream (`kgym.verify.launches.foreign_streams`), and why
+    activity it traces to run on the timed stream (`kgym.verify.launches.working_streams`), and why
     hidden work is judged on the span from before the flush (`Measurement.hidden_ms`), not on the
     start-end events: a long hold is a long spin, and its length moves with the GPU's clock."""
 
@@ -151,9 +151,9 @@ def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup:
               hold: Hold | None = None) -> tuple[list[float], list[float], list[float], str]:
     """The raw per-run (clock ms, wall ms, span ms, clock name): what the candidate's process reports,
     with no class of this module in between for a candidate to patch. The span is the timed stream's
-    time from before the flush to the end event (the host clock's time on CPU). `hold` is the GPU spin queued after the
-    flush (a fresh adaptive one by default; `Hold(0, adaptive=False)` turns it off), grown to cover
-    the host path of every call, warm-up calls included."""
+    time from before the flush to the end event (the host clock's time on CPU). `hold` is the GPU
+    spin queued after the flush (a fresh adaptive one by default; `Hold(0, adaptive=False)` turns it
+    off), grown to cover the host path of every call, warm-up calls included."""
     cuda = device.type == "cuda"
     hold = _Hold() if hold is None else hold
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device=device) if cuda else None

@@ -151,7 +151,7 @@ class Verifier:
         else:
             source = candidate
         device = self.device
-        runs, warmup, mem_gb = self._protocol(cfg)
+        _, _, mem_gb = self._protocol(cfg)  # the timed runs are set at gate 5, from the inputs' size
         init_inputs, model = self._build_model(ref, cfg)
 
         t = time.perf_counter()
@@ -167,7 +167,7 @@ class Verifier:
                 v.notes.append(f"the candidate's process ran without filesystem confinement ({why}): native code "
                                f"could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
-            self._gates(proc, arena, ref, model, source, init_inputs, cfg, v, runs, warmup, mem_gb)
+            self._gates(proc, arena, ref, model, source, init_inputs, cfg, v, mem_gb)
         except ChildFailure as e:
             v.fail(e.kind, e.reason)
         finally:
@@ -216,8 +216,7 @@ class Verifier:
         return reply
 
     def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
-               source: str, init_inputs: list[Any], cfg: VerifyConfig, v: Verdict, runs: int,
-               warmup: int, mem_gb: float) -> None:
+               source: str, init_inputs: list[Any], cfg: VerifyConfig, v: Verdict, mem_gb: float) -> None:
         device = self.device
         self._last_signature = ""  # launches of the last verified forward; timed runs must match it
         self._last_device_counts: dict[str, int] | None = None  # its device kernels (GPU), likewise
