@@ -29,7 +29,9 @@ with a new seed (new shapes: its baselines are measured on first sight, as in an
 verdict waiting for its baselines) with the new one (spares forked from the zygote, the timed
 tasks' baselines prefetched and the torch.compile one deferred: `defer_compile`).
 `vs 1 worker`: throughput against one worker of the first row (2.00x at 2 workers is perfect
-scaling). Uses Ray core only (no dashboard, no ray[default] features).
+scaling). `vs old`: with `--path old,new`, each new-path row's throughput against the old-path row
+of the same quiet mode, spares and workers (issue 20's target: 2x at equal spares).
+Uses Ray core only (no dashboard, no ray[default] features).
 """
 from __future__ import annotations
 
@@ -179,6 +181,18 @@ def _pct(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, max(0, rank - 1))]
 
 
+def _path_key(row: dict) -> tuple:
+    return row["quiet_mode"], row["spares"], row["workers"]
+
+
+def _vs_old(row: dict, old_rows: dict[tuple, dict]) -> str:
+    """A new-path row's throughput against the old-path row with the same mode, spares and workers."""
+    old = old_rows.get(_path_key(row))
+    if old is None or old is row or not (row["prefetch"] or row["zygote"]) or not old["candidates_per_min"]:
+        return "-"
+    return f"{row['candidates_per_min'] / old['candidates_per_min']:.2f}x"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--workers", help="comma-separated worker counts (default 1..N: GPUs, or CPU cores)")
@@ -261,11 +275,12 @@ def main(argv: list[str] | None = None) -> int:
                                 zygote=zygote == "on", prefetch=prefetch, fresh_seed=fresh_seed))
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         base = rows[0]["candidates_per_min"] / rows[0]["workers"]
+        old_rows = {_path_key(r): r for r in rows if not r["prefetch"] and not r["zygote"]}
         print(f"\nfarm throughput on {device}, size {size}, {args.mix} mix ({', '.join(t.task_id for t in tasks)}), "
               f"{args.candidates} candidates, max {args.max_in_flight} in flight per worker"
               f"{', records to ' + args.records if args.records else ''}")
         print(f"{'zygote':>8} {'quiet':>5} {'spares':>6} {'workers':>7} {'cand/min':>9} {'vs 1 worker':>11} "
-              f"{'expected':>8} "
+              f"{'vs old':>6} {'expected':>8} "
               f"{'verify s mean/p90':>17} {'latency s p50/p90/p99':>21} {'overhead ms/eval':>16} "
               f"{'idle gap ms':>11} {'busy/between/before/after %':>27} {'wall s':>7} {'replaced':>8}")
         for r in rows:
@@ -275,7 +290,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'on' if r['zygote'] else 'off':>6}{'+p' if r['prefetch'] else '  '} {r['quiet_mode']:>5} "
                   f"{r['spares']:>6} {r['workers']:>7} "
                   f"{r['candidates_per_min']:>9.1f} "
-                  f"{r['candidates_per_min'] / base:>10.2f}x {r['as_expected']:>4}/{r['candidates']:<3} "
+                  f"{r['candidates_per_min'] / base:>10.2f}x {_vs_old(r, old_rows):>6} "
+                  f"{r['as_expected']:>4}/{r['candidates']:<3} "
                   f"{r['verify_s_mean']:>8.2f}/{r['verify_s_p90']:<8.2f} {lat:>21} {r['overhead_ms_per_eval']:>16.1f} "
                   f"{gap:>11} {shares:>27} {r['wall_s']:>7.1f} {r['workers_replaced']:>8}")
         for r in rows:

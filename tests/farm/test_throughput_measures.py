@@ -131,3 +131,14 @@ def test_the_old_and_new_paths_are_cold_spares_against_forked_spares_with_prefet
     assert farm_throughput.PATHS == {"old": ("off", False), "new": ("on", True)}
     with pytest.raises(SystemExit):
         farm_throughput.main(["--path", "older"])
+
+
+def test_vs_old_compares_a_new_path_row_with_the_old_row_of_equal_spares():
+    def row(zygote, prefetch, spares, cpm):
+        return {"zygote": zygote, "prefetch": prefetch, "quiet_mode": "pause", "spares": spares, "workers": 1,
+                "candidates_per_min": cpm}
+
+    rows = [row(False, False, 2, 20.0), row(False, False, 8, 30.0), row(True, True, 2, 50.0), row(True, True, 8, 45.0)]
+    old = {farm_throughput._path_key(r): r for r in rows if not r["prefetch"] and not r["zygote"]}
+    assert [farm_throughput._vs_old(r, old) for r in rows] == ["-", "-", "2.50x", "1.50x"]
+    assert farm_throughput._vs_old(row(True, True, 4, 50.0), old) == "-"  # no old row with 4 spares
