@@ -57,6 +57,17 @@ def _targets(node: ast.AST) -> list[str]:
     return []
 
 
+def _captures(pattern: ast.pattern) -> set[str]:
+    """Names a match pattern binds when it matches (`case (a, *rest)`, `case {"k": v, **more}`, `as n`)."""
+    names = set()
+    for node in ast.walk(pattern):
+        if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
+
+
 def _binds(stmt: ast.stmt) -> list[str]:
     """Names a statement binds unconditionally in the scope it runs in."""
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -90,7 +101,7 @@ def _executed_now(stmt: ast.stmt) -> list[ast.AST]:
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return [item.context_expr for item in stmt.items]
     if isinstance(stmt, ast.Match):
-        return [stmt.subject, *(c.guard for c in stmt.cases if c.guard is not None)]
+        return [stmt.subject]  # each case's guard is checked with the names its pattern captures
     if isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
         return [t for h in stmt.handlers if (t := h.type) is not None]
     return [stmt]
@@ -189,7 +200,14 @@ class _TopLevel:
         for h in getattr(stmt, "handlers", []):
             self.block(h.body, bound | ({h.name} if h.name else set()), outer, top=False)
         for case in getattr(stmt, "cases", []):
-            self.block(case.body, bound, outer, top=False)
+            captured = bound | _captures(case.pattern)
+            if case.guard is not None:
+                for node in _walk_now(case.guard):
+                    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                        self.check_read(node, captured, outer)
+                    elif isinstance(node, ast.Call):
+                        self.check_call(node, False)
+            self.block(case.body, captured, outer, top=False)
 
     def check_read(self, node: ast.Name, bound: set[str], outer: set[str]) -> None:
         name = node.id

@@ -355,6 +355,19 @@ class _Checker(ast.NodeVisitor):
         elif attr in BANNED_ATTRIBUTES:
             self.flag(node, "attribute", f"attribute {attr!r} is not allowed")
 
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        """`case C(name=v)` reads attribute `name` of the subject, and `case C(v)` the attribute that
+        C.__match_args__ names: attribute reads with no `x.name` in the source, which the attribute
+        and chain rules never see (`case object(__globals__=g)` reached sys.modules). Only the bare
+        type test `case C():` is allowed."""
+        if node.kwd_attrs:
+            self.flag(node, "match", f"the class pattern reads attribute(s) {', '.join(map(repr, node.kwd_attrs))} "
+                      "by keyword; use isinstance() and x.name")
+        if node.patterns:
+            self.flag(node, "match", "a positional class pattern reads attributes through __match_args__; "
+                      "use isinstance() and x.name")
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if self.kernel_depth and isinstance(func, ast.Name) and func.id in KERNEL_BANNED_CALLS:
