@@ -129,3 +129,28 @@ def test_dunder_strings_and_dunder_methods_are_refused():
 def test_module_chains_from_from_imports_and_dunder_keywords_are_refused(stmt):
     r = check(stmt + "\n")
     assert not r.ok, stmt
+
+
+def test_the_policy_never_imports_a_module_the_candidate_names_in_the_parent():
+    # `import venv.__main__ as vm; vm.x`: following the chain imported venv.__main__ in the trusted
+    # parent, whose top level ran venv's main and raised SystemExit (the verifier's process exited).
+    import sys
+
+    name = "venv.__main__"
+    was = sys.modules.pop(name, None)
+    try:
+        result = check_source("import venv.__main__ as vm\nX = vm.anything\n" + HEADER + MODEL)
+        assert not result.ok and "import of 'venv.__main__' is not allowed" in result.reason, result.reason
+        assert name not in sys.modules
+    finally:
+        if was is not None:
+            sys.modules[name] = was
+
+
+def test_sources_too_deep_or_too_large_to_check_are_refused_not_raised():
+    deep = check_source("x = " + "-" * 200_000 + "1\n" + HEADER + MODEL)
+    assert not deep.ok and "nests expressions too deeply" in deep.reason, deep.reason
+    long_sum = check_source("x = 1" + "+1" * 100_000 + "\n" + HEADER + MODEL)
+    assert not long_sum.ok and "too deeply" in long_sum.reason, long_sum.reason
+    huge = check_source(HEADER + MODEL + "#" * 1_000_001)
+    assert not huge.ok and "the limit is 1,000,000" in huge.reason, huge.reason

@@ -126,7 +126,12 @@ if _seen:
 
 
 def test_module_state_written_by_a_candidate_is_not_seen_by_the_next(zverifier, relu_reference):
-    assert_planted(verify(zverifier, relu_reference, PLANT_MODULE_STATE))
+    planted = verify(zverifier, relu_reference, PLANT_MODULE_STATE)
+    # The writes took (the candidate checks them before "planted:ok"); since 2026-12-04 the child
+    # names the write into its own module as tampering before the candidate's error.
+    assert planted.error is None and not planted.passed, describe(planted)
+    assert "planted:ok" in planted.reason or "tampering: kgym.verify.child.MAX_TEXT was replaced" in planted.reason \
+        or "tampering: __main__.MAX_TEXT was replaced" in planted.reason, describe(planted)
     assert_clean_pass(verify(zverifier, relu_reference, CHECK_MODULE_STATE))
 
 

@@ -25,6 +25,7 @@ through exact types and `accessors` only; no other thread may start (counted by 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import linecache
 import os
 import resource
@@ -32,6 +33,7 @@ import socket
 import sys
 import time
 import traceback
+import types
 from pathlib import PurePath
 from typing import Any
 
@@ -143,6 +145,7 @@ class Child:
         self.reported: set[str] = set()
         self.model_storages: list[int] = []  # storages of ModelNew's parameters, read at load
         self.profiler_config = _profiler_config()
+        self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
 
     # --- start-up -------------------------------------------------------------------------
     def warm_up(self) -> float:
@@ -220,6 +223,7 @@ class Child:
         found = [f"{k} was replaced" for k, v in now.items() if self.snapshot.get(k) is not v]
         found += [f"the code of {k} was replaced" for k, code in _codes(now).items()
                   if self.snapshot_codes.get(k) is not code]
+        found += _harness_changes(self.harness, _harness_state()) if self.harness else []
         if not self.counter.intact():
             found.append("Triton's launch hook was removed")
         if self.audit is not None and not self.audit.intact():
@@ -264,6 +268,7 @@ class Child:
             # Pushed for good: from here until the process exits, every op on this thread is judged.
             self.guard.phase = "init"
             self.guard.__enter__()
+            self.harness = _harness_state()
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
         try:
@@ -660,6 +665,60 @@ def _critical_objects() -> dict[str, Any]:
         "Child": Child,
         **{f"accessors.{k}": v for k, v in vars(accessors).items() if not k.startswith("__")},
     }
+
+
+_HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the kgym package
+# Module globals the harness itself changes after the candidate is imported.
+_HARNESS_MUTABLE = frozenset({"kgym.verify.reference._loaded"})
+
+
+def _harness_state() -> dict[str, tuple]:
+    """Every global of kgym's own modules in this process (this file too, run as __main__) and every
+    attribute of the classes they define: name -> (the object, a copy of a mutable container's items,
+    a function's code, defaults and closure). The harness reads its rules, channels and clocks from
+    these at call time, so a candidate that reaches one of the modules (sys.modules through some
+    handle) and replaces or edits any of them changes the verdict: `_harness_changes` names it.
+    Read through the module and class dicts (no attribute lookup a candidate could intercept)."""
+    state: dict[str, tuple] = {}
+    for mod_name, mod in list(sys.modules.items()):
+        if type(mod) is not types.ModuleType:
+            continue
+        ns = mod.__dict__
+        path = ns.get("__file__")
+        if type(path) is not str or not path.startswith(_HARNESS_ROOT + os.sep):
+            continue
+        for key, value in list(ns.items()):
+            if key.startswith("__") or f"{mod_name}.{key}" in _HARNESS_MUTABLE:
+                continue
+            state[f"{mod_name}.{key}"] = _fingerprint(value)
+            if type(value) is type and value.__dict__.get("__module__") == mod_name:
+                for attr, member in list(value.__dict__.items()):
+                    state[f"{mod_name}.{key}.{attr}"] = _fingerprint(member)
+    return state
+
+
+def _fingerprint(value: Any) -> tuple:
+    """The objects that make up `value` as the harness uses it, compared by identity only (no
+    __eq__ of anything a candidate may have put there is called)."""
+    t = type(value)
+    if t is dict:
+        return (value, *itertools.chain.from_iterable(value.items()))
+    if t is list or t is set:
+        return (value, *value)
+    if t is types.FunctionType:
+        return (value, value.__code__, value.__defaults__, value.__kwdefaults__, value.__closure__)
+    return (value,)
+
+
+def _harness_changes(before: dict[str, tuple], now: dict[str, tuple]) -> list[str]:
+    found = []
+    for key, old in before.items():
+        new = now.get(key)
+        if new is None:
+            found.append(f"{key} was removed")
+        elif len(new) != len(old) or any(a is not b for a, b in zip(old, new)):
+            found.append(f"{key} was replaced or changed")
+    return found
 
 
 def _codes(objects: dict[str, Any]) -> dict[str, Any]:

@@ -174,10 +174,19 @@ def _foreign(obj: object) -> str | None:
 
 
 def _named(path: str) -> object:
+    module, _, attr = path.rpartition(".")
+    return getattr(_checked_import(module), attr, None)
+
+
+def _checked_import(module: str) -> object:
+    """The module, to follow a chain on: imported only when the allow-list names it. The policy runs
+    in the trusted parent, so importing a module a candidate names would run that module's top level
+    there (`import venv.__main__ as vm; vm.x` ran venv's main and exited the parent, 2026-12-04)."""
     import importlib
 
-    module, _, attr = path.rpartition(".")
-    return getattr(importlib.import_module(module), attr, None)
+    if not (import_allowed(module) or _module_allowed(module)):
+        raise ImportError(f"{module} is not on the allow-list: not imported to check a chain")
+    return importlib.import_module(module)
 
 
 def _reaches(bad: str) -> str:
@@ -189,12 +198,11 @@ def _reaches(bad: str) -> str:
 def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
     """Follow `root.a.b...` on the real modules (in the trusted parent); the first module reached
     that is not allowed (or callable re-exported from elsewhere, or banned), or None."""
-    import importlib
     import types
 
     try:
-        obj = importlib.import_module(root_module)
-    except Exception:  # noqa: BLE001 - an unimportable root is reported by the import rule
+        obj = _checked_import(root_module)
+    except Exception:  # noqa: BLE001 - an unimportable or refused root is reported by the import rule
         return None
     for attr in attrs:
         try:
@@ -215,22 +223,20 @@ def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
 
 def _module_name(module: str, name: str) -> str | None:
     """The real name of `module.name` when it is a module (torch.torch is torch), else None."""
-    import importlib
     import types
 
     try:
-        obj = getattr(importlib.import_module(module), name)
+        obj = getattr(_checked_import(module), name)
     except Exception:  # noqa: BLE001
         return None
     return obj.__name__ if isinstance(obj, types.ModuleType) else None
 
 
 def _resolves_to_module(root_module: str, attrs: list[str]) -> bool:
-    import importlib
     import types
 
     try:
-        obj = importlib.import_module(root_module)
+        obj = _checked_import(root_module)
         for attr in attrs:
             obj = getattr(obj, attr)
     except Exception:  # noqa: BLE001
@@ -503,11 +509,10 @@ def _is_jit(node: ast.FunctionDef) -> bool:
 def _resolves_to(root_module: str, attrs: list[str], kind: str) -> bool:
     """Does `root.a.b` (on the real modules) resolve to a Triton dtype (`kind` 'dtype'), the constexpr
     class ('constexpr'), or a callable that is neither a dtype nor a module ('callable')?"""
-    import importlib
     import types
 
     try:
-        obj = importlib.import_module(root_module)
+        obj = _checked_import(root_module)
         for attr in attrs:
             obj = getattr(obj, attr)
     except Exception:  # noqa: BLE001 - a missing attribute fails at run time, not here
@@ -562,13 +567,25 @@ def _strip_helpers(source: str, tree: ast.Module) -> tuple[str, ast.Module, tupl
     return "\n".join(lines) + "\n", tree, tuple(stripped)
 
 
+MAX_SOURCE_CHARS = 1_000_000  # an answer is a module of kernels: ~10-50 KB
+
+
 def check_source(source: str) -> PolicyResult:
     """Run the static policy over a candidate; returns the (stripped) source to load if it passes."""
+    if len(source) > MAX_SOURCE_CHARS:
+        v = PolicyViolation(0, "size", f"the source is {len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,}")
+        return PolicyResult(False, (v,), source, ())
     try:
-        tree = ast.parse(source)
+        return _check_tree(source, ast.parse(source))
     except SyntaxError as e:
         v = PolicyViolation(e.lineno or 0, "syntax", f"syntax error: {e.msg}")
         return PolicyResult(False, (v,), source, ())
+    except (RecursionError, MemoryError):  # `- - - ... 1` nested 10^5 deep: the parser or the walk gives up
+        v = PolicyViolation(0, "syntax", "the source nests expressions too deeply to be checked")
+        return PolicyResult(False, (v,), source, ())
+
+
+def _check_tree(source: str, tree: ast.Module) -> PolicyResult:
     source, tree, stripped = _strip_helpers(source, tree)
     for parent in ast.walk(tree):
         for child in ast.iter_child_nodes(parent):

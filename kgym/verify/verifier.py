@@ -419,8 +419,11 @@ class Verifier:
             for buf, x in zip(work, draw):
                 if isinstance(x, torch.Tensor):
                     buf.copy_(x)
-            if i in checked:
-                _poison_buffer(check_buf)
+            # Before every run, checked or not: the check buffer is lent for the whole batch and a
+            # kernel can read it out of bounds, so its content must not tell which runs are checked
+            # (poisoned only before checked runs, it held the last checked output otherwise: a
+            # candidate read it and skipped its work in the ~92% of runs nobody checked, 2026-12-04).
+            _poison_buffer(check_buf)
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
             _add_stage(v, "timing_draws", time.perf_counter() - t_draw)
