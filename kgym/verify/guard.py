@@ -60,7 +60,9 @@ FRESH_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new
                        "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
                        "new_full", "empty_permuted"})
 COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fresh_copy"})
-WRITE_OPS = {"copy_": (0, 1), "fill_": (0, None), "zero_": (0, None), "_copy_from": (1, 0),
+# fill_ reads its value from a tensor when given one (fill_.Tensor, a 0-d view of an input): a copy of
+# that tensor, as copy_ is (`out[i, j].fill_(x[j, i])` moved every byte of a transpose, 2026-12-04).
+WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from": (1, 0),
              "_copy_from_and_resize": (1, 0)}
 
 
@@ -187,8 +189,8 @@ class ComputeGuard(TorchDispatchMode):
         if name in FRESH_OPS:
             for t in _plain_tensors(result):
                 prov.allocated(accessors.storage_ptr(t))
-        elif name in COPY_RESULT_OPS or name == "copy":
-            src = args[1] if name == "copy" else (args[0] if args else None)
+        elif name in COPY_RESULT_OPS or name in ("copy", "fill"):
+            src = args[1] if name in ("copy", "fill") and len(args) > 1 else (args[0] if args else None)
             for t in _plain_tensors(result):
                 if accessors.is_plain_tensor(src):
                     prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src))
