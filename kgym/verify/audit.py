@@ -65,6 +65,7 @@ _OPEN_DENY_DIRS = ("/proc", "/sys", "/dev")
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"})  # subprocess uses /dev/null
 _RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__future__"})
 
+_INTERPRETER_FILE = os.path.join("runtime", "interpreter.py")
 _ESCAPES_TENSOR = ("numpy", "tolist", "apply_", "map_", "map2_", "__array__", "__dlpack__")
 _ESCAPES_TORCH = ("from_numpy", "as_tensor", "asarray", "frombuffer", "from_dlpack")
 # Ways to switch the dispatch guard off for a while (the profiler would still see the ops; this
@@ -91,6 +92,9 @@ class AuditTripwire:
         self._triton = os.path.dirname(os.path.realpath(triton.__file__))
         self._kgym = os.path.dirname(os.path.realpath(__file__))  # the harness's own frames
         self._busy = False
+        # Is kgym rewriting a checked kernel for the interpreter now? (child.py points it at the
+        # launch hook's flag; until then Triton's interpreter may exec nothing.)
+        self.interpreter_rewriting: Callable[[], bool] = lambda: False
 
     # --- frames -------------------------------------------------------------------------------
     def _is_stdlib(self, name: str) -> bool:
@@ -193,7 +197,19 @@ class AuditTripwire:
                 return None
             frame = frame.f_back
         if frame is not None and frame.f_code.co_filename.startswith(self._triton):
-            return None
+            if not frame.f_code.co_filename.endswith(_INTERPRETER_FILE):
+                return None
+            # Triton's interpreter execs the kernels it rewrites: only kgym's own rewrite of a checked
+            # kernel (LaunchCounter.pin_interpreted), of code from the candidate's file. Any other
+            # exec through it ran a string no rule had read (the rewriter's private
+            # _compile_and_exec, reached through the kernel object, under a file name of its choosing).
+            code = args[0] if args else None
+            claimed = getattr(code, "co_filename", None)
+            if self.interpreter_rewriting() and type(claimed) is str and (
+                    claimed == self.candidate_file or os.path.realpath(claimed).startswith(self._triton + os.sep)):
+                return None
+            return (f"{event} through Triton's interpreter outside kgym's rewrite of a checked kernel "
+                    f"(code of {os.path.basename(claimed) if type(claimed) is str else '?'})")
         where = frame.f_code.co_filename if frame is not None else "?"
         return f"{event} (string or code evaluation, asked from {os.path.basename(where)})"
 

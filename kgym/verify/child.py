@@ -262,6 +262,8 @@ class Child:
             self._take_snapshot()
             self.threads_at_load = os_thread_count()
             self.audit = AuditTripwire(path, self.workdir, self.report)
+            counter = self.counter
+            self.audit.interpreter_rewriting = lambda: counter.rewriting
             self.audit.install()
             self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
             self.guard.provenance = self.provenance

@@ -20,6 +20,10 @@ storage than the one the verified runs passed.
 from __future__ import annotations
 
 import hashlib
+import inspect
+import os
+import sys
+import types
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +33,7 @@ from kgym.verify import accessors
 from kgym.verify.frontend import FrontendCheck
 
 _getattribute = object.__getattribute__
+_TRITON_DIR = ""  # set at install: Triton's package directory
 _type_qualname = type.__dict__["__qualname__"].__get__
 _callable = callable
 
@@ -93,6 +98,8 @@ class LaunchCounter:
         self.provenance: Any = None  # a provenance.Provenance: storages passed to a launch
         self.report: Any = None  # report(gate, reason), the parent's append-only channel
         self.frontend_check = FrontendCheck(describe)
+        self.rewriting = False  # True only while `pin_interpreted` has Triton rewrite a checked kernel
+        self._interpreter: tuple | None = None  # (InterpretedFunction, FunctionRewriter, its members), at install
 
     def _refuse(self, why: str) -> None:
         self.refusals.append(why)
@@ -114,10 +121,73 @@ class LaunchCounter:
                     counter.record(self, args, kwargs)
                     if _interpreted:  # the CPU: the interpreter runs any Python a GPU build would reject
                         counter.frontend(self, args, kwargs)
+                        counter.pin_interpreted(self)
                 return _original(self, *args, **kwargs)
 
             cls.run = run
             self.installed.append((cls, original, run))
+        from triton.runtime.interpreter import FunctionRewriter
+
+        global _TRITON_DIR
+        _TRITON_DIR = os.path.dirname(os.path.realpath(sys.modules["triton"].__file__)) + os.sep
+
+        self._interpreter = (InterpretedFunction, FunctionRewriter, dict(InterpretedFunction.__dict__),
+                             dict(FunctionRewriter.__dict__))
+
+    def pin_interpreted(self, kernel: Any) -> None:
+        """On the CPU, what the interpreter runs is rewritten at this launch from the source the front
+        end just checked, by a rewriter kgym makes, for the kernel and every jitted helper in its
+        globals. The interpreter otherwise runs whatever its one shared cache
+        (`InterpretedFunction.rewritten_fn`) holds for the kernel's function, built by the kernel's own
+        `rewriter`, whose file name decides whether the import guard sees the code as the candidate's:
+        a candidate that stored a host function in the cache, or handed the rewriter a string of code
+        under another file name, ran Python and numpy in place of the checked kernel (our red team,
+        2026-12-04). Only while this runs does the audit let Triton's interpreter exec code
+        (`AuditTripwire`), and only code of the candidate's file."""
+        interpreted, rewriter_cls, members, rewriter_members = self._interpreter
+        if any(interpreted.__dict__.get(k) is not v for k, v in members.items() if k != "run") or \
+                any(rewriter_cls.__dict__.get(k) is not v for k, v in rewriter_members.items()):
+            self._refuse("Triton's interpreter classes were changed")
+        python_fn = _getattribute(kernel, "fn")
+        kernels = [kernel] + [v for v in list(_getattribute(python_fn, "__globals__").values())
+                              if type(v) is interpreted and v is not kernel]
+        cache = members["rewritten_fn"]
+        # Triton's own jitted functions (tl.max, tl.sigmoid, ... in triton.language.standard) are
+        # rewritten by the interpreter on first call: done here, fresh, from Triton's files only.
+        for name, module in list(sys.modules.items()):
+            if not name.startswith("triton.") or type(module) is not types.ModuleType:
+                continue
+            for v in list(module.__dict__.values()):
+                if type(v) is not interpreted:
+                    continue
+                fn = _getattribute(v, "__dict__").get("fn")
+                if type(fn) is not types.FunctionType or not fn.__code__.co_filename.startswith(_TRITON_DIR):
+                    self._refuse("a Triton library kernel whose function was replaced")
+                if fn not in cache:
+                    self._rewrite(cache, rewriter_cls, fn)
+        for k in kernels:
+            if type(k) is not interpreted:
+                self._refuse("a kernel object of a class other than Triton's InterpretedFunction")
+            state = _getattribute(k, "__dict__")
+            if set(state) - {"arg_names", "fn", "kwargs", "pre_run_hooks", "rewriter"}:
+                self._refuse("a kernel object with attributes of its own (they would shadow the interpreter's)")
+            if state.get("pre_run_hooks"):
+                self._refuse("a kernel with pre-run hooks (host Python the interpreter runs at the launch)")
+            fn = state["fn"]
+            if type(fn) is not types.FunctionType:
+                self._refuse("a kernel whose function is not a plain Python function")
+            state["arg_names"] = [p.name for p in inspect.signature(fn).parameters.values()]
+            state["rewriter"] = self._rewrite(cache, rewriter_cls, fn)
+
+    def _rewrite(self, cache: dict, rewriter_cls: type, fn: types.FunctionType) -> Any:
+        fresh = rewriter_cls(fn)
+        cache.pop(fn, None)
+        self.rewriting = True
+        try:
+            cache[fn] = fresh.rewrite_ast()
+        finally:
+            self.rewriting = False
+        return fresh
 
     def record(self, fn: Any, args: tuple, kwargs: dict) -> None:
         name = _kernel_name(fn)

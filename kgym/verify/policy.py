@@ -93,6 +93,9 @@ BANNED_ATTRIBUTES = {
     # Python that Triton runs on kernel values (in the CPU interpreter: on data): the numpy handle of an
     # interpreted block, compile-time functions and builtin/extern markers for the candidate's own code
     "handle", "constexpr_function", "builtin", "extern",
+    # the kernel object's machinery: what the interpreter runs in its place and when
+    # (test_interpreter_rewrite.py; the runtime pins the rewrite at every launch too)
+    "rewritten_fn", "rewriter", "rewrite", "rewrite_ast", "pre_run_hooks", "add_pre_run_hook",
 }
 # Inside @triton.jit bodies: the builtins the code generator evaluates at compile time that inspect
 # objects (the CPU interpreter answers them differently: its blocks hold numpy arrays).
