@@ -154,3 +154,19 @@ def test_sources_too_deep_or_too_large_to_check_are_refused_not_raised():
     assert not long_sum.ok and "too deeply" in long_sum.reason, long_sum.reason
     huge = check_source(HEADER + MODEL + "#" * 1_000_001)
     assert not huge.ok and "the limit is 1,000,000" in huge.reason, huge.reason
+
+
+@pytest.mark.parametrize("body", ["def f(self):\n    return self._compile_and_exec\n",
+                                  "class K:\n    @staticmethod\n    def f(self):\n        return self._x\n",
+                                  "G = lambda self: self._x\n"],
+                         ids=["plain_function", "staticmethod", "lambda"])
+def test_private_attributes_of_a_self_that_is_not_a_methods_instance_are_refused(body):
+    # A plain function's parameter named self takes any object: Triton's rewriter was one (2026-12-04).
+    r = check(body)
+    assert not r.ok and "private attribute" in r.reason, r.reason
+
+
+def test_private_attributes_of_a_methods_own_self_stay_legal_in_closures_too():
+    r = check("class Helper:\n    def __init__(self):\n        self._cache = {}\n"
+              "    def get(self, k):\n        f = lambda: self._cache\n        return f().get(k)\n")
+    assert r.ok, r.reason

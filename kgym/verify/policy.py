@@ -254,6 +254,7 @@ class _Checker(ast.NodeVisitor):
         self.module_paths: dict[str, str] = {}  # name -> full module path
         self.kernel_depth = 0  # > 0 inside the body of a @triton.jit function
         self.literal_names: set[str] = set()  # top-level names bound to literal values (tl.constexpr args)
+        self.self_is_instance: list[bool] = []  # per enclosing function that binds `self`: is it a method's?
 
     def flag(self, node: ast.AST, rule: str, message: str) -> None:
         self.violations.append(PolicyViolation(getattr(node, "lineno", 0), rule, message))
@@ -358,7 +359,10 @@ class _Checker(ast.NodeVisitor):
             if attr not in ALLOWED_DUNDERS:
                 self.flag(node, "dunder", f"dunder attribute {attr!r} is not allowed")
         elif attr.startswith("_"):
-            if not (isinstance(base, ast.Name) and base.id == "self"):
+            # `self._x` only where self is a method's own instance: a plain function's parameter named
+            # self took any object (Triton's rewriter: self._compile_and_exec ran a string, 2026-12-04).
+            if not (isinstance(base, ast.Name) and base.id == "self" and self.self_is_instance
+                    and self.self_is_instance[-1]):
                 self.flag(node, "private", f"private attribute {attr!r} is not allowed "
                           "(torch._C, torch._dynamo and friends are off limits)")
         elif attr in BANNED_ATTRIBUTES:
@@ -405,7 +409,18 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "dunder", f"defining {node.name!r} is not allowed (protocol hooks such as "
                       "__array_interface__ or __del__ run outside forward())")
         if not _is_jit(node):
-            self.generic_visit(node)
+            binds_self = "self" in _param_names(node.args)
+            if binds_self:  # `self` here is a method's own instance only in a method whose first parameter it is
+                first = (node.args.posonlyargs + node.args.args)[:1]
+                self.self_is_instance.append(
+                    isinstance(getattr(node, "_parent", None), ast.ClassDef) and bool(first)
+                    and first[0].arg == "self"
+                    and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list))
+            try:
+                self.generic_visit(node)
+            finally:
+                if binds_self:
+                    self.self_is_instance.pop()
             return
         # A kernel: its defaults are literal (a default is a constexpr the launch never names), its
         # body is Triton (see _kernel_call, _kernel_value).
@@ -423,6 +438,16 @@ class _Checker(ast.NodeVisitor):
                 self.visit(stmt)
         finally:
             self.kernel_depth -= 1
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        binds_self = "self" in _param_names(node.args)
+        if binds_self:
+            self.self_is_instance.append(False)
+        try:
+            self.generic_visit(node)
+        finally:
+            if binds_self:
+                self.self_is_instance.pop()
 
     def _literal(self, node: ast.AST) -> bool:
         """A literal constant expression: numbers, strings, booleans, None, arithmetic on them, names
@@ -498,6 +523,10 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self.flag(node, "global", "'nonlocal' statements are not allowed")
+
+
+def _param_names(args: ast.arguments) -> set[str]:
+    return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg] if a is not None}
 
 
 def _is_jit(node: ast.FunctionDef) -> bool:
