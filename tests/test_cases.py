@@ -62,7 +62,9 @@ def test_transforms_apply_to_floating_inputs_only():
         x, idx, k = cases.make_inputs(get_inputs, 123, transform, torch.device("cpu"))
         base = cases.make_inputs(get_inputs, 123, names["nominal"], torch.device("cpu"))[0]
         assert torch.equal(idx, torch.arange(4)) and k == 7
-        expect = {"nominal": base, "x3": base * 3, "x0.01": base * 0.01, "negated": -base, "abs": base.abs()}[name]
+        shifted = base + 200 * float(base.abs().mean())
+        expect = {"nominal": base, "x3": base * 3, "x0.01": base * 0.01, "negated": -base, "abs": base.abs(),
+                  "shifted": shifted}[name]
         assert torch.allclose(x, expect)
     assert math.isclose(float(cases.STRICT_TOL), 1e-4)
 
@@ -106,3 +108,11 @@ def test_only_value_preserving_casts_are_copies():
     assert "changes values" in cast_problem("copy_", (torch.empty(4, dtype=torch.int32), x), {}, None)
     assert "bit cast" in cast_problem("view", (x, torch.int32), {}, x.view(torch.int32))
     assert cast_problem("view", (x, f32), {}, x) is None
+
+
+def test_the_shifted_case_moves_nonzero_values_and_keeps_zeros():
+    x = torch.tensor([[1.0, 0.0], [-2.0, 3.0]])
+    y = dict(cases.CASES)["shifted"](x)
+    c = 200 * 1.5  # 200 x mean|x|
+    assert torch.equal(y, torch.tensor([[1.0 + c, 0.0], [-2.0 + c, 3.0 + c]]))
+    assert torch.equal(dict(cases.CASES)["shifted"](torch.zeros(3)), torch.zeros(3))

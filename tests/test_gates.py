@@ -14,7 +14,7 @@ def test_known_good_kernel_passes_every_gate(verifier, op):
     v = verifier.verify(fixture_source(op, "reference"), fixture_source(op, "good"))
     assert v.error is None, v.error
     assert v.passed, (v.gate, v.reason)
-    assert v.gate is None and v.cases_passed == 5 and v.launches >= 1
+    assert v.gate is None and v.cases_passed == 6 and v.launches >= 1
     assert [c.name for c in v.cases] == ["nominal", "x3", "x0.01", "negated", "abs"]
     assert {c.order for c in v.cases} == {"candidate_first", "reference_first"}
     assert v.timings["candidate"].clock == "host" and v.timings["eager"] is not None
@@ -151,7 +151,7 @@ def test_unstable_timing_gets_no_speed_credit(verifier, relu_reference):
     # (On CUDA an unstable timing fails the timing gate.)
     v = verifier.verify(relu_reference, UNSTABLE)
     assert v.error is None
-    assert v.cases_passed == 5, (v.gate, v.reason)
+    assert v.cases_passed == 6, (v.gate, v.reason)
     assert not v.timings["candidate"].stable
     assert any("timing unstable" in n for n in v.notes)
     assert reward(v) == pytest.approx(0.5)  # correct, no speed credit

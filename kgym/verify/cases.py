@@ -1,7 +1,8 @@
 """Gate 4's hidden cases and the comparison, both in the trusted parent.
 
-Five cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated and absolute value
-(transforms apply to floating-point tensors only). The seeds come from a secret the candidate's
+Six cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated, absolute value and
+shifted (every nonzero value moved up by 200 x mean|x|; transforms apply to floating-point tensors
+only). The seeds come from a secret the candidate's
 process never sees. Inputs are generated on the verification device (`with torch.device(...)`), so a
 6.4 GB input costs milliseconds, not the minute KernelBench spends on the CPU.
 
@@ -31,7 +32,18 @@ CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
     ("x0.01", lambda x: x * 0.01),
     ("negated", lambda x: -x),
     ("abs", lambda x: x.abs()),
+    ("shifted", lambda x: _shifted(x)),
 )
+SHIFT = 200.0  # the shifted case moves every nonzero value by this many times the input's mean |x|
+
+
+def _shifted(x: torch.Tensor) -> torch.Tensor:
+    """Every nonzero value moved up by SHIFT x mean|x| (zeros kept: a triangular or masked input stays
+    so). The other cases only rescale or reflect the draw, which a kernel that is right only near zero
+    passes: softmax without its max subtraction (overflow past x + 89), variance as E[x^2] - E[x]^2 (which
+    cancels), both found by our red team (2026-12-04)."""
+    c = float(x.abs().mean(dtype=torch.float64)) * SHIFT if x.numel() else 0.0
+    return torch.where(x != 0, x + c, x)
 STRICT_TOL = 1e-4
 LOOSE_TOL = 1e-2
 # Tolerance for outputs that are not float32 (a reference in fp16/bf16 keeps its own precision).

@@ -15,6 +15,7 @@ from kgym.contract import EvalRequest
 from kgym.metrics import Metrics
 from kgym.records import RecordWriter, load, verify_items
 from kgym.reward import reward
+from kgym.verify.cases import CASES
 
 from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
 from records_helpers import REPO
@@ -64,7 +65,7 @@ def test_each_verdict_is_one_row_with_real_fields(small_run):
     assert list(df.sort_values("recorded_at")["evaluation_id"]) == [d.record["evaluation_id"] for d in done]
     relu = df[(df["family"] == "relu") & df["passed"]].iloc[0]
     assert relu["speedup_eager"] > 0 and relu["speedup_compile"] > 0 and relu["compile_ms"] > 0
-    assert relu["cases_total"] == 5 and relu["timing_clock"] == "host" and relu["verify_seconds"] > 0
+    assert relu["cases_total"] == len(CASES) and relu["timing_clock"] == "host" and relu["verify_seconds"] > 0
     assert relu["torch_version"] and relu["worker_host"] and relu["device"] == "cpu"
     assert relu["reward"] == reward(done[0].verdict) and relu["verify_seed"] == 0
     assert [c["name"] for c in relu["cases"]] == ["nominal", "x3", "x0.01", "negated", "abs"]
