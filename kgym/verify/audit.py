@@ -66,6 +66,8 @@ _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/r
 _RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__future__"})
 
 _INTERPRETER_FILE = os.path.join("runtime", "interpreter.py")
+# File names that name a string, not a module: code compiled under them runs in no module's name.
+_STRING_FILENAMES = frozenset({"<string>", "<unknown>", "<ast>", "<fstring>"})
 _ESCAPES_TENSOR = ("numpy", "tolist", "apply_", "map_", "map2_", "__array__", "__dlpack__")
 _ESCAPES_TORCH = ("from_numpy", "as_tensor", "asarray", "frombuffer", "from_dlpack")
 # Ways to switch the dispatch guard off for a while (the profiler would still see the ops; this
@@ -184,16 +186,21 @@ class AuditTripwire:
         string without running it): a code object runs only through an exec event, which is judged
         here whatever file the code claims, or through function/code construction, refused above."""
         if event == "compile":
-            return None
+            return self._compilation(args)
         frame = _getframe(3)  # the frame that raised the event (_evaluation <- _denied <- _hook)
         while frame is not None and self._is_stdlib(frame.f_code.co_filename):
             if frame.f_code.co_filename.startswith("<frozen importlib"):
                 # A module being imported (the candidate's own import included), unless it is a file
                 # the candidate wrote into its private dir: that would be its code under another name.
                 code = args[0] if args else None
-                where = os.path.realpath(getattr(code, "co_filename", "") or "")
+                claimed = getattr(code, "co_filename", "") or ""
+                where = os.path.realpath(claimed) if type(claimed) is str else ""
                 if where.startswith(self.writable_dir) and where != self.candidate_file:
                     return f"exec of {os.path.basename(where)} (a module the candidate wrote, imported)"
+                if type(claimed) is not str or not (claimed.startswith("<frozen") or os.path.isfile(where)):
+                    # A real import runs a module's file; code that names no file was compiled from a
+                    # string and handed to a loader (a candidate's importlib subclass, 2026-12-04).
+                    return f"exec of code from {str(claimed)[:80]!r} through the import system (no such module file)"
                 return None
             frame = frame.f_back
         if frame is not None and frame.f_code.co_filename.startswith(self._triton):
@@ -212,6 +219,27 @@ class AuditTripwire:
                     f"(code of {os.path.basename(claimed) if type(claimed) is str else '?'})")
         where = frame.f_code.co_filename if frame is not None else "?"
         return f"{event} (string or code evaluation, asked from {os.path.basename(where)})"
+
+    def _compilation(self, args: tuple) -> str | None:
+        """`compile` is inert on its own, but the file name it gives the code decides whose frames
+        that code runs in: with the candidate's code on the stack, only its own file, the names of
+        strings (typing's forward references, dataclasses, Triton's binder) and Triton's files (its
+        parser; the interpreter's rewrite) may be given. Code compiled under another module's name
+        ran outside every rule keyed on the candidate's frames: numpy through TensorBase, a forged
+        json.dumps (a SourceFileLoader subclass, our red team, 2026-12-04)."""
+        if not self.candidate_on_stack(4):  # _compilation <- _evaluation <- _denied <- _hook
+            return None
+        filename = args[1] if len(args) > 1 else None
+        if type(filename) is bytes:
+            filename = os.fsdecode(filename)
+        if type(filename) is not str:
+            return "compile with a file name that is not a str"
+        if filename in _STRING_FILENAMES:
+            return None
+        real = os.path.realpath(filename)
+        if real == self.candidate_file or real.startswith(self._triton + os.sep):
+            return None
+        return f"compile of code under the name {filename[:80]!r} (not the candidate's file)"
 
     def _hook(self, event: str, args: tuple) -> None:
         if self._busy:

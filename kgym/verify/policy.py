@@ -108,6 +108,8 @@ KERNEL_SAFE_ATTRIBUTES = frozenset({
 })
 
 ALLOWED_DUNDERS = {"__init__"}
+# Builtin classes a candidate's class may subclass (besides its own and torch's or Triton's).
+ALLOWED_BASES = frozenset({"object", "Exception", "ValueError", "RuntimeError", "TypeError", "NotImplementedError"})
 
 REFERENCE_HELPERS = ("Model", "get_inputs", "get_init_inputs")
 
@@ -193,9 +195,20 @@ def _checked_import(module: str) -> object:
 
 
 def _reaches(bad: str) -> str:
-    """How a violation names what a chain reached: a module, or a callable from elsewhere."""
+    """How a violation names what a chain reached: a module, a callable from elsewhere, or an object
+    of a class from elsewhere."""
+    if bad.startswith("@"):
+        return f"an object of class {bad[1:]!r} (from outside torch, triton and math)"
     return f"{bad[1:]!r} (a callable from outside torch, triton and math, or one that unpickles)" \
         if bad.startswith("=") else f"the module {bad!r}"
+
+
+_LIBRARIES = ("torch", "triton", "math")
+
+
+def _library_class(cls: type) -> bool:
+    module = getattr(cls, "__module__", None)
+    return isinstance(module, str) and module.partition(".")[0] in _LIBRARIES
 
 
 def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
@@ -203,6 +216,8 @@ def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
     that is not allowed (or callable re-exported from elsewhere, or banned), or None."""
     import types
 
+    if root_module == "__future__":
+        return None  # compiler directives, not objects the candidate uses
     try:
         obj = _checked_import(root_module)
     except Exception:  # noqa: BLE001 - an unimportable or refused root is reported by the import rule
@@ -219,8 +234,19 @@ def _resolve_chain(root_module: str, attrs: list[str]) -> str | None:
         foreign = _foreign(obj)
         if foreign is not None:
             return "=" + foreign  # a callable, not a module (see _reaches)
-        if not isinstance(obj, type):
-            return None  # functions and values: what they hold is not reachable by attribute chains
+        if isinstance(obj, type):
+            continue
+        if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+            return None  # a function: what it holds is reached only through dunders, refused by name
+        cls = type(obj)
+        if cls.__module__ == "builtins":
+            return None  # a number, string or container: its attributes are its methods
+        if not _library_class(cls):
+            # An object of another library's class left in an allowed module (triton.language.extra's
+            # `spec`, a ModuleSpec, whose `loader` is importlib's: our red team subclassed it to run
+            # code under another file's name, 2026-12-04). Chains used to stop at the first value.
+            return f"@{cls.__module__}.{cls.__qualname__}"
+        # an object of torch's, Triton's or math's: follow the chain on
     return None
 
 
@@ -255,6 +281,8 @@ class _Checker(ast.NodeVisitor):
         self.kernel_depth = 0  # > 0 inside the body of a @triton.jit function
         self.literal_names: set[str] = set()  # top-level names bound to literal values (tl.constexpr args)
         self.self_is_instance: list[bool] = []  # per enclosing function that binds `self`: is it a method's?
+        self.own_classes: set[str] = set()  # classes the candidate defined so far (bases may name them)
+        self.from_imported: dict[str, tuple[str, str]] = {}  # name -> (module, attribute) of `from m import a`
 
     def flag(self, node: ast.AST, rule: str, message: str) -> None:
         self.violations.append(PolicyViolation(getattr(node, "lineno", 0), rule, message))
@@ -289,6 +317,8 @@ class _Checker(ast.NodeVisitor):
             elif alias.name in BANNED_ATTRIBUTES or alias.name in BANNED_NAMES:
                 self.flag(node, "attribute", f"import of {full!r} is not allowed")
             bound = alias.asname or alias.name
+            if import_allowed(module):
+                self.from_imported[bound] = (module, alias.name)
             if import_allowed(full):
                 self.module_names.add(bound)
                 self.module_paths[bound] = full
@@ -367,6 +397,41 @@ class _Checker(ast.NodeVisitor):
                           "(torch._C, torch._dynamo and friends are off limits)")
         elif attr in BANNED_ATTRIBUTES:
             self.flag(node, "attribute", f"attribute {attr!r} is not allowed")
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        """A class may subclass only the candidate's own classes, `object` and the builtin
+        exceptions, and classes of torch and Triton named directly (nn.Module, torch.autograd.Function):
+        a base computed from a value (`type(x)`, a name assigned from anything) subclassed importlib's
+        loader to run code under another file's name (our red team, 2026-12-04)."""
+        for base in node.bases:
+            why = self._base_problem(base)
+            if why:
+                self.flag(base, "class", f"class {node.name!r} subclasses {ast.unparse(base)[:80]}: {why}")
+        self.own_classes.add(node.name)
+        self.generic_visit(node)
+
+    def _base_problem(self, base: ast.AST) -> str | None:
+        if isinstance(base, ast.Name):
+            if base.id in self.own_classes or base.id in ALLOWED_BASES:
+                return None
+            if base.id in self.from_imported:
+                module, name = self.from_imported[base.id]
+                return self._library_base(module, [name])
+            return "a base must be a class the candidate defined, or a torch or Triton class named directly"
+        chain = _attr_chain(base) if isinstance(base, ast.Attribute) else None
+        if chain and chain[0] in self.module_paths:
+            return self._library_base(self.module_paths[chain[0]], chain[1:])
+        return "a base must be a class the candidate defined, or a torch or Triton class named directly"
+
+    @staticmethod
+    def _library_base(module: str, attrs: list[str]) -> str | None:
+        try:
+            obj = _checked_import(module)
+            for attr in attrs:
+                obj = getattr(obj, attr)
+        except Exception:  # noqa: BLE001
+            return "it names no class of torch or Triton"
+        return None if isinstance(obj, type) and _library_class(obj) else "it names no class of torch or Triton"
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
         """`case C(name=v)` reads attribute `name` of the subject, and `case C(v)` the attribute that

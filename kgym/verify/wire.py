@@ -14,6 +14,12 @@ from typing import Any
 
 MAX_REPLY_BYTES = 8 * 1024 * 1024
 _HEADER = struct.Struct("!Q")
+# Bound when this module is imported, before any candidate code runs: the child's reply path never
+# looks up json.dumps or socket methods at call time (a candidate that replaced json.dumps forged its
+# timings through the harness's own reply, 2026-12-04). The child fingerprints these globals.
+_dumps, _loads = json.dumps, json.loads
+_pickle_dumps, _pickle_loads = pickle.dumps, pickle.loads
+_sendall, _recv_into_bytes = socket.socket.sendall, socket.socket.recv
 
 
 class WireError(Exception):
@@ -23,7 +29,7 @@ class WireError(Exception):
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
     chunks, got = [], 0
     while got < n:
-        chunk = sock.recv(min(n - got, 1 << 20))
+        chunk = _recv_into_bytes(sock, min(n - got, 1 << 20))
         if not chunk:
             raise WireError("connection closed")
         chunks.append(chunk)
@@ -32,7 +38,7 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 
 def _send(sock: socket.socket, payload: bytes) -> None:
-    sock.sendall(_HEADER.pack(len(payload)) + payload)
+    _sendall(sock, _HEADER.pack(len(payload)) + payload)
 
 
 def _recv(sock: socket.socket, limit: int | None) -> bytes:
@@ -44,26 +50,26 @@ def _recv(sock: socket.socket, limit: int | None) -> bytes:
 
 def send_command(sock: socket.socket, msg: dict[str, Any]) -> None:
     """Parent -> child."""
-    _send(sock, pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
+    _send(sock, _pickle_dumps(msg, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def recv_command(sock: socket.socket) -> dict[str, Any]:
     """In the child."""
-    return pickle.loads(_recv(sock, None))
+    return _pickle_loads(_recv(sock, None))
 
 
 def send_reply(sock: socket.socket, msg: dict[str, Any]) -> None:
     """Child -> parent."""
-    _send(sock, json.dumps(msg, default=str).encode())
+    _send(sock, _dumps(msg, default=str).encode())
 
 
 def recv_reply(sock: socket.socket) -> dict[str, Any]:
     """In the parent: a JSON object or WireError, never anything else."""
     raw = _recv(sock, MAX_REPLY_BYTES)
     try:
-        msg = json.loads(raw)
-    except ValueError as e:
-        raise WireError(f"malformed reply: {e}") from None
+        msg = _loads(raw)
+    except (ValueError, RecursionError) as e:  # a nesting bomb raises RecursionError, not ValueError
+        raise WireError(f"malformed reply: {type(e).__name__}: {e}") from None
     if not isinstance(msg, dict):
         raise WireError("malformed reply: not an object")
     return msg
