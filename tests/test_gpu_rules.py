@@ -43,7 +43,7 @@ class ModelNew(nn.Module):
         return out
 '''
 
-# Honest Triton in the 5 hidden cases, the jiterator only in the timed batch; the launch signature is
+# Honest Triton in the 6 hidden cases, the jiterator only in the timed batch; the launch signature is
 # the same (a fresh buffer feeds the kernel in both), so only the device trace tells them apart.
 JITERATOR_TIMED_ONLY = HEADER + '''
 relu_jit = torch.cuda.jiterator._create_jit_fn(
@@ -57,7 +57,7 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         self.calls += 1
-        src = x.clone() if self.calls <= 5 else relu_jit(x)
+        src = x.clone() if self.calls <= 6 else relu_jit(x)
         out = torch.empty_like(x)
         relu_kernel[(triton.cdiv(x.numel(), 4096),)](src, out, x.numel(), BLOCK=4096)
         return out

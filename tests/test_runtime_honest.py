@@ -208,4 +208,4 @@ def test_honest_kernel_near_a_rule_passes(verifier, relu_reference, kind):
     v = verifier.verify(reference or relu_reference, source)
     assert v.error is None, v.error
     assert v.passed is True, (kind, v.gate, v.reason)
-    assert v.cases_passed == len(v.cases) == 5
+    assert v.cases_passed == len(v.cases) == 6

@@ -66,6 +66,8 @@ _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/zero", "/dev/urandom", "/dev/r
 _RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__future__"})
 
 _INTERPRETER_FILE = os.path.join("runtime", "interpreter.py")
+# Methods that hand out a tensor's or storage's raw address (what numpy or ctypes need to read it).
+_ADDRESS_METHODS = ("data_ptr", "const_data_ptr", "mutable_data_ptr")
 # File names that name a string, not a module: code compiled under them runs in no module's name.
 _STRING_FILENAMES = frozenset({"<string>", "<unknown>", "<ast>", "<fstring>"})
 _ESCAPES_TENSOR = ("numpy", "tolist", "apply_", "map_", "map2_", "__array__", "__dlpack__")
@@ -232,6 +234,11 @@ class AuditTripwire:
         filename = args[1] if len(args) > 1 else None
         if type(filename) is bytes:
             filename = os.fsdecode(filename)
+        if filename is None:
+            # compile() of an AST: Python reports no file name (3.11). The code still runs only
+            # through an exec event, judged on its code object's co_filename (_evaluation), or by
+            # function or code construction, which is refused.
+            return None
         if type(filename) is not str:
             return "compile with a file name that is not a str"
         if filename in _STRING_FILENAMES:
@@ -298,11 +305,12 @@ class AuditTripwire:
                 setattr(owner, name, wrapped)
                 self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)
         for owner in (torch.Tensor, torch.UntypedStorage, torch.TypedStorage):
-            original = getattr(owner, "data_ptr", None)
-            if original is not None:
-                wrapped = self._address_wrapper(f"{owner.__name__}.data_ptr", original)
-                owner.data_ptr = wrapped
-                self.escapes[f"{id(owner)}.data_ptr"] = (owner, "data_ptr", wrapped)
+            for name in _ADDRESS_METHODS:
+                original = getattr(owner, name, None)
+                if original is not None:
+                    wrapped = self._address_wrapper(f"{owner.__name__}.{name}", original)
+                    setattr(owner, name, wrapped)
+                    self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)
 
     def _address_wrapper(self, label: str, original: Any) -> Any:
         """data_ptr for Triton's launcher and kgym; refused to code the candidate controls (its own

@@ -176,6 +176,14 @@ class LaunchCounter:
             fn = state["fn"]
             if type(fn) is not types.FunctionType:
                 self._refuse("a kernel whose function is not a plain Python function")
+            # The interpreter's rewriter starts the kernel's source at the LAST line that begins
+            # with `def `; Triton's compiler and the front-end check at the first. A second such
+            # line (inside a docstring) made the interpreter run a hidden host function while the
+            # front end checked a copy kernel (our red team, 2026-12-04).
+            lines, _ = inspect.getsourcelines(fn)
+            if sum(1 for line in lines if line.strip().startswith("def ")) != 1:
+                self._refuse("a kernel whose source has more than one line starting with 'def ' (the "
+                             "interpreter would run from the last one, the compiler from the first)")
             state["arg_names"] = [p.name for p in inspect.signature(fn).parameters.values()]
             state["rewriter"] = self._rewrite(cache, rewriter_cls, fn)
 

@@ -84,7 +84,7 @@ BANNED_ATTRIBUTES = {
     # Python-level compute on tensor memory, out of the dispatcher's sight
     "apply_", "map_", "map2_", "as_tensor", "asarray", "__array__", "__dlpack__",
     # raw addresses: what numpy's __array_interface__ or ctypes need to read tensor memory
-    "data_ptr", "_cdata",
+    "data_ptr", "const_data_ptr", "mutable_data_ptr", "_cdata",
     # string evaluators: format fields read attributes ('{0.__class__}'), custom classes by name
     "format", "format_map", "vformat", "Formatter", "classes", "get_type_hints", "get_annotations",
     "ForwardRef", "evaluate_forward_ref", "NamedTuple", "TypedDict", "namedtuple", "make_dataclass",
