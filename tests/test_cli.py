@@ -20,7 +20,7 @@ def test_json_is_exactly_one_object_with_the_documented_keys():
                 "reward", "error"):
         assert key in d
     assert d["passed"] is True and d["gate"] is None and d["error"] is None
-    assert [c["name"] for c in d["cases"]] == ["nominal", "x3", "x0.01", "negated", "abs"]
+    assert [c["name"] for c in d["cases"]] == ["nominal", "x3", "x0.01", "negated", "abs", "shifted"]
     assert set(d["timings"]) >= {"candidate", "eager", "compile"}
     assert d["timings"]["candidate"]["median_ms"] > 0
 

@@ -15,7 +15,7 @@ def test_known_good_kernel_passes_every_gate(verifier, op):
     assert v.error is None, v.error
     assert v.passed, (v.gate, v.reason)
     assert v.gate is None and v.cases_passed == 6 and v.launches >= 1
-    assert [c.name for c in v.cases] == ["nominal", "x3", "x0.01", "negated", "abs"]
+    assert [c.name for c in v.cases] == ["nominal", "x3", "x0.01", "negated", "abs", "shifted"]
     assert {c.order for c in v.cases} == {"candidate_first", "reference_first"}
     assert v.timings["candidate"].clock == "host" and v.timings["eager"] is not None
     assert v.speedup_eager is not None and 0 < reward(v) <= 1
@@ -27,8 +27,8 @@ def test_known_wrong_kernel_fails_correctness(verifier, op):
     v = verifier.verify(fixture_source(op, "reference"), fixture_source(op, "wrong"))
     assert v.error is None, v.error
     assert not v.passed and v.gate == "correctness", (v.gate, v.reason)
-    assert v.cases_passed < 5 and "hidden cases failed" in v.reason
-    assert reward(v) == pytest.approx(0.5 * v.cases_passed / 5)
+    assert v.cases_passed < len(v.cases) == 6 and "hidden cases failed" in v.reason
+    assert reward(v) == pytest.approx(0.5 * v.cases_passed / 6)
 
 
 def test_hybrid_answer_passes_only_with_hybrid_allowance(verifier):
