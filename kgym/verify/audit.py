@@ -214,8 +214,7 @@ class AuditTripwire:
             # _compile_and_exec, reached through the kernel object, under a file name of its choosing).
             code = args[0] if args else None
             claimed = getattr(code, "co_filename", None)
-            if self.interpreter_rewriting() and type(claimed) is str and (
-                    claimed == self.candidate_file or os.path.realpath(claimed).startswith(self._triton + os.sep)):
+            if self.interpreter_rewriting() and type(claimed) is str and self._candidates_or_tritons(claimed):
                 return None
             return (f"{event} through Triton's interpreter outside kgym's rewrite of a checked kernel "
                     f"(code of {os.path.basename(claimed) if type(claimed) is str else '?'})")
@@ -243,10 +242,14 @@ class AuditTripwire:
             return "compile with a file name that is not a str"
         if filename in _STRING_FILENAMES:
             return None
-        real = os.path.realpath(filename)
-        if real == self.candidate_file or real.startswith(self._triton + os.sep):
+        if self._candidates_or_tritons(filename):
             return None
         return f"compile of code under the name {filename[:80]!r} (not the candidate's file)"
+
+    def _candidates_or_tritons(self, filename: str) -> bool:
+        """Is this file name the candidate's file or one of Triton's?"""
+        real = os.path.realpath(filename)
+        return real == self.candidate_file or real.startswith(self._triton + os.sep)
 
     def _hook(self, event: str, args: tuple) -> None:
         if self._busy:

@@ -26,14 +26,6 @@ from typing import Any
 
 import torch
 
-CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
-    ("nominal", lambda x: x),
-    ("x3", lambda x: x * 3.0),
-    ("x0.01", lambda x: x * 0.01),
-    ("negated", lambda x: -x),
-    ("abs", lambda x: x.abs()),
-    ("shifted", lambda x: _shifted(x)),
-)
 SHIFT = 200.0  # the shifted case moves every nonzero value by this many times the input's mean |x|
 
 
@@ -44,6 +36,16 @@ def _shifted(x: torch.Tensor) -> torch.Tensor:
     cancels), both found by our red team (2026-12-04)."""
     c = float(x.abs().mean(dtype=torch.float64)) * SHIFT if x.numel() else 0.0
     return torch.where(x != 0, x + c, x)
+
+
+CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
+    ("nominal", lambda x: x),
+    ("x3", lambda x: x * 3.0),
+    ("x0.01", lambda x: x * 0.01),
+    ("negated", lambda x: -x),
+    ("abs", lambda x: x.abs()),
+    ("shifted", _shifted),
+)
 STRICT_TOL = 1e-4
 LOOSE_TOL = 1e-2
 # Tolerance for outputs that are not float32 (a reference in fp16/bf16 keeps its own precision).

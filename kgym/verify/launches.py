@@ -33,7 +33,6 @@ from kgym.verify import accessors
 from kgym.verify.frontend import FrontendCheck
 
 _getattribute = object.__getattribute__
-_TRITON_DIR = ""  # set at install: Triton's package directory
 _type_qualname = type.__dict__["__qualname__"].__get__
 _callable = callable
 
@@ -100,6 +99,7 @@ class LaunchCounter:
         self.frontend_check = FrontendCheck(describe)
         self.rewriting = False  # True only while `pin_interpreted` has Triton rewrite a checked kernel
         self._interpreter: tuple | None = None  # (InterpretedFunction, FunctionRewriter, its members), at install
+        self._triton_dir = ""  # Triton's package directory, at install
 
     def _refuse(self, why: str) -> None:
         self.refusals.append(why)
@@ -128,9 +128,7 @@ class LaunchCounter:
             self.installed.append((cls, original, run))
         from triton.runtime.interpreter import FunctionRewriter
 
-        global _TRITON_DIR
-        _TRITON_DIR = os.path.dirname(os.path.realpath(sys.modules["triton"].__file__)) + os.sep
-
+        self._triton_dir = os.path.dirname(os.path.realpath(sys.modules["triton"].__file__)) + os.sep
         self._interpreter = (InterpretedFunction, FunctionRewriter, dict(InterpretedFunction.__dict__),
                              dict(FunctionRewriter.__dict__))
 
@@ -161,7 +159,7 @@ class LaunchCounter:
                 if type(v) is not interpreted:
                     continue
                 fn = _getattribute(v, "__dict__").get("fn")
-                if type(fn) is not types.FunctionType or not fn.__code__.co_filename.startswith(_TRITON_DIR):
+                if type(fn) is not types.FunctionType or not fn.__code__.co_filename.startswith(self._triton_dir):
                     self._refuse("a Triton library kernel whose function was replaced")
                 if fn not in cache:
                     self._rewrite(cache, rewriter_cls, fn)

@@ -172,7 +172,7 @@ def _foreign(obj: object) -> str | None:
         return None
     if module == "builtins":
         return None if name in ALLOWED_BUILTINS or name in ("NoneType", "ellipsis") else f"builtins.{name}"
-    if module.partition(".")[0] in ("torch", "triton", "math"):
+    if module.partition(".")[0] in _LIBRARIES:
         full = f"{module}.{name}"
         return full if any(obj is _named(b) for b in _BANNED_CALLABLES) else None
     return f"{module}.{name}"
@@ -204,6 +204,19 @@ def _reaches(bad: str) -> str:
 
 
 _LIBRARIES = ("torch", "triton", "math")
+_MISSING = object()
+
+
+def _lookup(root_module: str, attrs: list[str]) -> object:
+    """`root.a.b...` on the real (allow-listed) modules, or _MISSING when the root is refused or
+    unimportable or an attribute is missing (which fails at run time, not here)."""
+    try:
+        obj = _checked_import(root_module)
+        for attr in attrs:
+            obj = getattr(obj, attr)
+    except Exception:  # noqa: BLE001
+        return _MISSING
+    return obj
 
 
 def _library_class(cls: type) -> bool:
@@ -254,23 +267,14 @@ def _module_name(module: str, name: str) -> str | None:
     """The real name of `module.name` when it is a module (torch.torch is torch), else None."""
     import types
 
-    try:
-        obj = getattr(_checked_import(module), name)
-    except Exception:  # noqa: BLE001
-        return None
+    obj = _lookup(module, [name])
     return obj.__name__ if isinstance(obj, types.ModuleType) else None
 
 
 def _resolves_to_module(root_module: str, attrs: list[str]) -> bool:
     import types
 
-    try:
-        obj = _checked_import(root_module)
-        for attr in attrs:
-            obj = getattr(obj, attr)
-    except Exception:  # noqa: BLE001
-        return False
-    return isinstance(obj, types.ModuleType)
+    return isinstance(_lookup(root_module, attrs), types.ModuleType)
 
 
 class _Checker(ast.NodeVisitor):
@@ -425,12 +429,7 @@ class _Checker(ast.NodeVisitor):
 
     @staticmethod
     def _library_base(module: str, attrs: list[str]) -> str | None:
-        try:
-            obj = _checked_import(module)
-            for attr in attrs:
-                obj = getattr(obj, attr)
-        except Exception:  # noqa: BLE001
-            return "it names no class of torch or Triton"
+        obj = _lookup(module, attrs)
         return None if isinstance(obj, type) and _library_class(obj) else "it names no class of torch or Triton"
 
     def visit_MatchClass(self, node: ast.MatchClass) -> None:
@@ -474,18 +473,12 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "dunder", f"defining {node.name!r} is not allowed (protocol hooks such as "
                       "__array_interface__ or __del__ run outside forward())")
         if not _is_jit(node):
-            binds_self = "self" in _param_names(node.args)
-            if binds_self:  # `self` here is a method's own instance only in a method whose first parameter it is
-                first = (node.args.posonlyargs + node.args.args)[:1]
-                self.self_is_instance.append(
-                    isinstance(getattr(node, "_parent", None), ast.ClassDef) and bool(first)
-                    and first[0].arg == "self"
-                    and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list))
-            try:
-                self.generic_visit(node)
-            finally:
-                if binds_self:
-                    self.self_is_instance.pop()
+            # `self` is a method's own instance only in a method whose first parameter it is
+            first = (node.args.posonlyargs + node.args.args)[:1]
+            is_method = (isinstance(getattr(node, "_parent", None), ast.ClassDef) and bool(first)
+                         and first[0].arg == "self"
+                         and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list))
+            self._visit_binding_self(node, is_method)
             return
         # A kernel: its defaults are literal (a default is a constexpr the launch never names), its
         # body is Triton (see _kernel_call, _kernel_value).
@@ -505,9 +498,14 @@ class _Checker(ast.NodeVisitor):
             self.kernel_depth -= 1
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._visit_binding_self(node, False)
+
+    def _visit_binding_self(self, node: ast.FunctionDef | ast.Lambda, is_method: bool) -> None:
+        """Visit a function's children; where its parameters bind `self`, `self` in them is a method's
+        own instance or not (`self_is_instance`), and a closure inherits the answer."""
         binds_self = "self" in _param_names(node.args)
         if binds_self:
-            self.self_is_instance.append(False)
+            self.self_is_instance.append(is_method)
         try:
             self.generic_visit(node)
         finally:
@@ -608,11 +606,8 @@ def _resolves_to(root_module: str, attrs: list[str], kind: str) -> bool:
     class ('constexpr'), or a callable that is neither a dtype nor a module ('callable')?"""
     import types
 
-    try:
-        obj = _checked_import(root_module)
-        for attr in attrs:
-            obj = getattr(obj, attr)
-    except Exception:  # noqa: BLE001 - a missing attribute fails at run time, not here
+    obj = _lookup(root_module, attrs)
+    if obj is _MISSING:
         return False
     from triton.language import core as tl_core
 
