@@ -72,6 +72,8 @@ class FarmSection:
     max_workers: int | None = option(None, "at most this many workers as nodes join; omit: one per GPU", ge=1)
     use_gpus: bool | None = option(None, "workers on GPUs (one each); omit: when the cluster has GPUs")
     cpus_per_worker: float = option(1.0, "CPUs Ray reserves for each worker", gt=0)
+    gpus_per_worker: float = option(1.0, "Ray GPU share of each GPU worker (a fraction when it shares its GPU; the "
+                                    "RL job's colocated mode sets its own)", gt=0, le=1)
     max_in_flight: int = option(2, "calls queued on one worker: one running, the rest ready to start", ge=1, le=64)
     max_attempts: int = option(3, "calls per evaluation before the farm gives up on it (farm failures only)",
                                ge=1, le=20)
@@ -107,6 +109,7 @@ class FarmSection:
 
         return PoolConfig(workers=self.workers, min_workers=self.min_workers, max_workers=self.max_workers,
                           use_gpus=self.use_gpus, cpus_per_worker=self.cpus_per_worker,
+                          gpus_per_worker=self.gpus_per_worker,
                           max_in_flight=self.max_in_flight, max_attempts=self.max_attempts,
                           call_timeout_s=self.call_timeout_s, probe_interval_s=self.probe_interval_s,
                           probe_timeout_s=self.probe_timeout_s, start_timeout_s=self.start_timeout_s,

@@ -66,11 +66,12 @@ from kgym.records.rl_records import RLRecords, RowKind, Table
 
 STATE_FILE = "state.json"
 STATE_FORMAT = 1
-RESTARTS = 2  # in-process recoveries from a dead learner or rollout actor before the job gives up
 
 
-class ActorLost(RuntimeError):
-    """A learner or rollout actor died: the controller restores the last checkpoint."""
+class StepFailed(RuntimeError):
+    """A step could not finish: an actor died, a remote call timed out (a wedged engine or learner)
+    or raised (learner OOM, a vLLM error, a refused adapter). The controller restores the last
+    checkpoint with fresh actors and retries the step ([recovery] max_retries)."""
 
 
 def latest_controller_checkpoint(root: Path) -> Path | None:
@@ -82,9 +83,12 @@ def latest_controller_checkpoint(root: Path) -> Path | None:
 
 
 class RLController:
-    def __init__(self, config: RLJobConfig, log: Callable[[str], None] = print):
+    def __init__(self, config: RLJobConfig, log: Callable[[str], None] = print, placement: Any = None):
+        from jobs.rl_placement import plan_placement
+
         self.config = config
         self.log = log
+        self.placement = placement if placement is not None else plan_placement(config, 0)
         self.step = 0  # last finished step
         self.version = 0  # the learner's policy version
         self.learner_step = 0
@@ -95,7 +99,6 @@ class RLController:
     # ---- setup: wire every component ----------------------------------------------------------
     def setup(self, job: Any) -> None:
         """`job` is `jobs.context.farm_job`'s handle (sink + farm). Everything else starts here."""
-        import ray
 
         from jobs.rl_metrics import RLMetrics
         from kgym.tasks.registry import task_ids
@@ -116,11 +119,10 @@ class RLController:
             if cfg.metrics.rl_targets_file:
                 write_targets_file(cfg.metrics.rl_targets_file, [endpoint], {"job": "kgym-rl"})
             self.log(f"jobs.rl: RL metrics on http://{endpoint}/metrics")
-        from ray_cluster.task_actor import TaskActor
-
         self.curriculum = cfg.curriculum.curriculum_config()
-        self.task_actor = TaskActor.remote(self.curriculum, cfg.curriculum.seed)
-        self.families = ray.get(self.task_actor.families.remote())
+        self.task_actor = None
+        self._new_task_actor()
+        self.families = self._get(self.task_actor.families.remote(), "the task actor's families")
         self.metrics.declare(self.families)
         families = cfg.eval.families or tuple(self.families)
         excluded = set(cfg.curriculum.exclude)
@@ -128,7 +130,41 @@ class RLController:
         self.eval_specs = rl_steps.held_out_specs(eval_ids, cfg.eval.tasks, cfg.eval.seed)
         self.rollouts: list[Any] = []
         self.learner = None
-        self._restore(self._start_attempt())
+        self.asleep = False
+        self.log(f"jobs.rl: placement {self.placement.describe()}")
+        try:
+            self._restore(self._start_attempt())
+        except StepFailed as e:
+            self.records.end_attempt("failed", f"start failed: {e}")
+            raise
+
+    def _new_task_actor(self) -> None:
+        import ray
+
+        from ray_cluster.task_actor import TaskActor
+
+        if self.task_actor is not None:
+            try:
+                ray.kill(self.task_actor)
+            except Exception:  # noqa: BLE001 - already gone
+                pass
+        self.task_actor = TaskActor.remote(self.curriculum, self.config.curriculum.seed)
+
+    def _get(self, refs: Any, what: str, timeout: float | None = None) -> Any:
+        """`ray.get` with a deadline: a call that raises, whose actor died, or that does not answer
+        within `timeout` ([recovery] call_timeout_s by default) is a `StepFailed` naming `what`."""
+        import ray
+        from ray.exceptions import GetTimeoutError, RayActorError, RayError
+
+        limit = self.config.recovery.call_timeout_s if timeout is None else timeout
+        try:
+            return ray.get(refs, timeout=limit)
+        except GetTimeoutError:
+            raise StepFailed(f"{what}: no answer in {limit:g} s (wedged)") from None
+        except RayActorError as e:
+            raise StepFailed(f"{what}: the actor died ({type(e).__name__}: {str(e)[:300]})") from e
+        except RayError as e:  # an exception inside the actor's method (OOM, vLLM, peft ...)
+            raise StepFailed(f"{what}: {type(e).__name__}: {str(e)[-600:]}") from e
 
     def _checkpoint_root(self, job: Any) -> Path:
         if self.config.checkpoint.dir is not None:
@@ -160,6 +196,9 @@ class RLController:
                 ray.kill(actor)
             except Exception:  # noqa: BLE001 - an actor already gone
                 pass
+        if self.rollouts or self.learner is not None:  # a retry: the task actor may be what failed
+            self._new_task_actor()
+        self.rollouts, self.learner, self.asleep = [], None, False
         state: dict[str, Any] = {}
         learner_ckpt = None
         if ckpt is not None:
@@ -167,7 +206,7 @@ class RLController:
             if state.get("format") != STATE_FORMAT:
                 raise ConfigError(f"{ckpt}: checkpoint format {state.get('format')!r}, expected {STATE_FORMAT}")
             learner_ckpt = str(ckpt / "learner" / state["learner_checkpoint"])
-            ray.get(self.task_actor.load_state_dict.remote(state["curriculum"]))
+            self._get(self.task_actor.load_state_dict.remote(state["curriculum"]), "restoring the curriculum")
             prev = state.get("prev_eval")
             self.prev_eval = None if prev is None else rl_steps.EvalScore(
                 tuple(prev["keys"]), tuple(prev["per_task"]), tuple(prev["per_pass"]), prev["reward_mean"])
@@ -181,21 +220,31 @@ class RLController:
         if ckpt is not None:
             self.log(f"jobs.rl: resuming after step {self.step} (policy version {self.version}) from {ckpt}, "
                      f"attempt {self.attempt}" + (f"; steps {dropped} are redone" if dropped else ""))
-        self.learner = LearnerActor.options(num_gpus=cfg.learner.gpus, num_cpus=0 if cfg.learner.gpus else 1).remote(
-            cfg.learner_config(), learner_ckpt)
-        rc = cfg.rollout_config()
-        self.rollouts = [RolloutActor.options(num_gpus=cfg.engine.gpus, num_cpus=0 if cfg.engine.gpus else 1).remote(
-            rc, self.job.pool.handle) for _ in range(cfg.engine.actors)]
+        pl, rec = self.placement, cfg.recovery
+        name = f"kgym-rl-{cfg.records.run_id}-a{self.attempt}"
         t0 = time.perf_counter()
-        ray.get([r.policy_version.remote() for r in self.rollouts])  # the engines started (not a step's time)
-        got = ray.get(self.learner.policy_version.remote())  # also: the learner loaded (and resumed)
+        rc = cfg.rollout_config(pl)
+        self.rollouts = [RolloutActor.options(num_gpus=pl.engine_gpus, num_cpus=0 if pl.engine_gpus else 1,
+                                              name=f"{name}-rollout-{i}").remote(rc, self.job.pool.handle)
+                         for i in range(pl.engine_actors)]
+        if pl.mode == "colocated":
+            # vLLM sizes its memory from what is free when it starts: the engine first, alone, then the
+            # learner in what it left (the verifier worker was placed before either).
+            self._get([r.policy_version.remote() for r in self.rollouts], "starting the rollout engine",
+                      rec.start_timeout_s)
+        self.learner = LearnerActor.options(num_gpus=pl.learner_gpus, num_cpus=0 if pl.learner_gpus else 1,
+                                            name=f"{name}-learner").remote(cfg.learner_config(), learner_ckpt)
+        self._get([r.policy_version.remote() for r in self.rollouts], "starting the rollout engines",
+                  rec.start_timeout_s)  # the engines started (not a step's time)
+        got = self._get(self.learner.policy_version.remote(), "starting the learner", rec.start_timeout_s)
         self.log(f"jobs.rl: {len(self.rollouts)} rollout actor(s) and the learner ready in "
                  f"{time.perf_counter() - t0:.1f} s")
         if got != self.version:
             raise RuntimeError(f"learner resumed at version {got}, the checkpoint says {self.version}")
         if self.version > 0:
-            adapter = ray.get(self.learner.save_adapter.remote(str(self._adapter_dir())))
-            ray.get([r.load_adapter.remote(self.version, adapter) for r in self.rollouts])
+            adapter = self._get(self.learner.save_adapter.remote(str(self._adapter_dir())), "saving the adapter")
+            self._get([r.load_adapter.remote(self.version, adapter) for r in self.rollouts],
+                      f"loading adapter v{self.version}")
 
     def _adapter_dir(self) -> Path:
         return self.adapter_root / f"attempt-{self.attempt:04d}"
@@ -205,8 +254,6 @@ class RLController:
 
     # ---- the loop -----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        from ray.exceptions import RayActorError
-
         cfg = self.config
         if self.step == 0 and cfg.eval.every and cfg.eval.at_start and self.prev_eval is None:
             self.prev_eval, rows, row = self._evaluate(0)
@@ -215,32 +262,54 @@ class RLController:
             self.records.write(Table.EVALS, [row])
             self.records_commit(self._commit_info(0, None))
             self.log(f"jobs.rl: held-out evaluation of the starting policy: solve rate {self.prev_eval.solve_rate:.3f}")
+        failures = 0  # consecutive failures of the step being tried
         while self.step < cfg.steps:
             try:
                 self._one_step(self.step + 1)
-            except (ActorLost, RayActorError) as e:
+                failures = 0
+            except StepFailed as e:
+                failures += 1
                 self.restarts += 1
-                if self.restarts > RESTARTS:
+                why = f"step {self.step + 1} failed: {e}"
+                if failures > cfg.recovery.max_retries:
+                    self.records.end_attempt("failed", f"{why} (after {cfg.recovery.max_retries} retries)")
+                    self.log(f"jobs.rl: {why}; giving up after {cfg.recovery.max_retries} retries")
                     raise
-                self.log(f"jobs.rl: an actor died during step {self.step + 1} ({type(e).__name__}: {str(e)[:300]}); "
-                         f"restoring the last checkpoint")
-                self._restore(self._start_attempt())
+                self.log(f"jobs.rl: {why}; retry {failures}/{cfg.recovery.max_retries} from the last checkpoint "
+                         f"with fresh actors")
+                self.records.end_attempt("retried", why)
+                self._restore_with_retries(cfg.recovery.max_retries - failures)
+        self.records.end_attempt("done")
         return {"steps": self.step, "policy_version": self.version, "attempt": self.attempt,
                 "restarts": self.restarts}
+
+    def _restore_with_retries(self, left: int) -> None:
+        """A new attempt from the last checkpoint; an actor failing to start counts as a retry too."""
+        while True:
+            try:
+                self._restore(self._start_attempt())
+                return
+            except StepFailed as e:
+                if left <= 0:
+                    self.records.end_attempt("failed", f"restart failed: {e}")
+                    raise
+                left -= 1
+                self.log(f"jobs.rl: restart failed ({e}); trying again")
+                self.records.end_attempt("retried", f"restart failed: {e}")
 
     def _rollout(self, tasks: list[Any], group_ids: list[str], modes: list[str] | None = None,
                  group_size: int | None = None) -> list[Any]:
         """Groups spread over the rollout actors, results in the order of `tasks`."""
-        import ray
-
         n = len(self.rollouts)
         parts = [list(range(i, len(tasks), n)) for i in range(n)]
         refs = [(idx, r.rollout.remote([tasks[i] for i in idx], [group_ids[i] for i in idx],
                                        None if modes is None else [modes[i] for i in idx], group_size))
                 for r, idx in zip(self.rollouts, parts) if idx]
         out: list[Any] = [None] * len(tasks)
+        deadline = time.monotonic() + self.config.recovery.rollout_timeout_s
         for idx, ref in refs:
-            for i, g in zip(idx, ray.get(ref)):
+            left = max(1.0, deadline - time.monotonic())
+            for i, g in zip(idx, self._get(ref, f"rolling out {len(idx)} group(s)", left)):
                 out[i] = g
         return out
 
@@ -256,20 +325,42 @@ class RLController:
         self.job.pool.prefetch([BaselineRequest.for_task(t) for t in tasks])
 
     def _engine_stats(self) -> tuple[float, float]:
-        import ray
-
-        stats = ray.get([r.stats.remote() for r in self.rollouts])
+        stats = self._get([r.stats.remote() for r in self.rollouts], "the engines' stats")
         return (sum(float(s["generate_seconds"]) for s in stats), sum(float(s["generated_tokens"]) for s in stats))
 
-    def _one_step(self, s: int) -> None:
-        import ray
+    def _sleep(self) -> float:
+        """Colocated mode: the engine frees its GPU memory for the learner (vLLM sleep mode)."""
+        if not self.placement.sleep_level or self.asleep:
+            return 0.0
+        t0 = time.perf_counter()
+        outs = self._get([r.sleep.remote(self.placement.sleep_level) for r in self.rollouts], "engine sleep")
+        bad = [o.reason for o in outs if not o.ok]
+        if bad:
+            raise StepFailed(f"engine sleep refused: {bad[0]}")
+        self.asleep = True
+        return time.perf_counter() - t0
 
+    def _wake(self) -> float:
+        """The learner hands its cached memory back, then the engine takes its share again."""
+        if not self.asleep:
+            return 0.0
+        t0 = time.perf_counter()
+        self._get(self.learner.release_memory.remote(), "learner memory release")
+        outs = self._get([r.wake.remote() for r in self.rollouts], "engine wake-up")
+        bad = [o.reason for o in outs if not o.ok]
+        if bad:
+            raise StepFailed(f"engine wake-up refused: {bad[0]}")
+        self.asleep = False
+        return time.perf_counter() - t0
+
+    def _one_step(self, s: int) -> None:
         cfg = self.config
         t_step = time.perf_counter()
         floor = cfg.curriculum.floor_at(s, cfg.steps)
-        ray.get(self.task_actor.set_floor_full.remote(floor))
-        tasks = ray.get(self.task_actor.sample.remote(cfg.tasks_per_step))
+        self._get(self.task_actor.set_floor_full.remote(floor), "the curriculum floor")
+        tasks = self._get(self.task_actor.sample.remote(cfg.tasks_per_step), "drawing tasks")
         self._prefetch(tasks)
+        self.log(f"jobs.rl: step {s}: rolling out {len(tasks)} group(s)")
 
         # 2-3. rollouts, scoring, bounded resampling of all-equal groups
         gen0, tok0 = self._engine_stats()
@@ -286,8 +377,8 @@ class RLController:
                 break
             for g in again:
                 g.resampled = True
-            round_tasks = (ray.get(self.task_actor.sample.remote(len(again))) if cfg.resample.new_task
-                           else [g.task for g in again])
+            round_tasks = (self._get(self.task_actor.sample.remote(len(again)), "drawing tasks")
+                           if cfg.resample.new_task else [g.task for g in again])
         rollout_s = time.perf_counter() - t0
         gen1, tok1 = self._engine_stats()
         generation_s = max(0.0, gen1 - gen0)
@@ -299,22 +390,23 @@ class RLController:
         # 4-5. the batch and the learner step
         batch = rl_steps.build_batch(groups, self.version, cfg.offpolicy.max_staleness)
         version_before = self.version
-        t1 = time.perf_counter()
         metrics = None
+        sleep_s = self._sleep() if batch.samples else 0.0  # colocated: the learner gets the GPU's memory
+        t1 = time.perf_counter()
         if batch.samples:
             from kgym.rl.batch import TrainBatch
 
-            try:
-                metrics = ray.get(self.learner.step.remote(TrainBatch(tuple(batch.samples))))
-            except ray.exceptions.RayActorError as e:
-                raise ActorLost(f"the learner died in step {s}: {e}") from e
+            metrics = self._get(self.learner.step.remote(TrainBatch(tuple(batch.samples))), f"learner step {s}",
+                                cfg.recovery.learner_timeout_s)
         learning_s = time.perf_counter() - t1
+        wake_s = self._wake()
 
         # 6. adapter sync: write v+1, every rollout actor loads it before the next generation
         t2 = time.perf_counter()
         if metrics is not None and metrics.policy_version > self.version:
-            adapter = ray.get(self.learner.save_adapter.remote(str(self._adapter_dir())))
-            ray.get([r.load_adapter.remote(metrics.policy_version, adapter) for r in self.rollouts])
+            adapter = self._get(self.learner.save_adapter.remote(str(self._adapter_dir())), "saving the adapter")
+            self._get([r.load_adapter.remote(metrics.policy_version, adapter) for r in self.rollouts],
+                      f"loading adapter v{metrics.policy_version}")
             self.version = metrics.policy_version
             self.learner_step = metrics.step
             self._prune_adapters()
@@ -350,6 +442,7 @@ class RLController:
             "rollout_s": rollout_s, "generation_s": min(generation_s, rollout_s),
             "verification_s": max(0.0, rollout_s - generation_s), "verify_busy_s": verify_busy,
             "verifications": nver, "learning_s": learning_s, "sync_s": sync_s, "eval_s": eval_s,
+            "sleep_s": sleep_s, "wake_s": wake_s,
         }
         for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift"):
             stats[name] = rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
@@ -383,10 +476,9 @@ class RLController:
 
     # ---- evaluation ---------------------------------------------------------------------------
     def _evaluate(self, s: int) -> tuple[rl_steps.EvalScore, list[dict[str, Any]], dict[str, Any]]:
-        import ray
-
         cfg = self.config
-        tasks = ray.get(self.task_actor.make_tasks.remote([(tid, seed, "full") for tid, seed in self.eval_specs]))
+        tasks = self._get(self.task_actor.make_tasks.remote([(tid, seed, "full") for tid, seed in self.eval_specs]),
+                          "the held-out tasks")
         self._prefetch(tasks)
         gids = [f"a{self.attempt}-s{s:06d}-eval-g{i}" for i in range(len(tasks))]
         rolled = self._rollout(tasks, gids, modes=["single"] * len(tasks), group_size=cfg.eval.samples)
@@ -419,17 +511,16 @@ class RLController:
     # ---- checkpoints --------------------------------------------------------------------------
     def _checkpoint(self, s: int, stats: dict[str, Any]) -> Path:
         """ckpt_root/step-NNNNNN/ = learner/ (the learner's checkpoint) + state.json, renamed into place."""
-        import ray
-
         final = self.ckpt_root / f"step-{s:06d}"
         tmp = self.ckpt_root / f".tmp-step-{s:06d}-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        learner_path = Path(ray.get(self.learner.save.remote(str(tmp / "learner"))))
+        learner_path = Path(self._get(self.learner.save.remote(str(tmp / "learner")), "the learner's checkpoint"))
         prev = None if self.prev_eval is None else dataclasses.asdict(self.prev_eval)
         state = {"format": STATE_FORMAT, "step": s, "attempt": self.attempt, "policy_version": self.version,
                  "learner_step": self.learner_step, "learner_checkpoint": learner_path.name,
-                 "curriculum": ray.get(self.task_actor.state_dict.remote()), "prev_eval": prev,
+                 "curriculum": self._get(self.task_actor.state_dict.remote(), "the curriculum's state"),
+                 "prev_eval": prev,
                  "prev_eval_step": self.prev_eval_step, "commit": self._commit_info(s, str(final)),
                  "run_id": self.config.records.run_id}
         (tmp / STATE_FILE).write_text(json.dumps(state, indent=1, default=str))
@@ -471,9 +562,24 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
         # The reward never reads the torch.compile figure: no verdict waits for it; the workers
         # measure it when idle and it joins the records (RUN/_baselines/) for the compile analysis.
         verify.setdefault("defer_compile", True)
-    with farm_job("jobs.rl", config.ray, config.records, config.metrics.sink(), config.farm, verify,
+    planned: list[Any] = []
+
+    def farm_section(gpu: bool) -> Any:
+        """The placement, planned once Ray is up and before any actor starts; the farm takes its share."""
+        import ray
+
+        from jobs.rl_placement import plan_placement
+
+        placement = plan_placement(config, float(ray.cluster_resources().get("GPU", 0)))
+        planned.append(placement)
+        if placement.mode == "cpu":
+            return config.farm
+        return dataclasses.replace(config.farm, workers=placement.farm_workers, min_workers=0, max_workers=None,
+                                   use_gpus=True, gpus_per_worker=placement.farm_gpus_per_worker)
+
+    with farm_job("jobs.rl", config.ray, config.records, config.metrics.sink(), farm_section, verify,
                   log) as job:
-        controller = RLController(config, log)
+        controller = RLController(config, log, planned[0])
         try:
             controller.setup(job)
             summary = controller.run()
@@ -489,8 +595,13 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
 def main(argv: list[str] | None = None) -> int:
     p = parser("rl", __doc__, "steps=10")
     p.add_argument("--run-id", help="override records.run_id (the same run id resumes)")
-    return job_main(p, RLJobConfig, run_rl_job, argv,
+    try:
+        return job_main(p, RLJobConfig, run_rl_job, argv,
                         shortcuts=lambda a: [f"records.run_id={toml_string(a.run_id)}"] if a.run_id else [])
+    except StepFailed as e:  # retries spent: the reason is also the attempt's last record
+        print(f"jobs.rl: error: {e}. The records and the last checkpoint are kept: the same run id resumes.",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ unknown keys refused, types and bounds checked, `--set a.b=value`, `--help-confi
     sft_adapter = "out/sft/adapter"      # optional: RL starts from the SFT adapter (its reference policy)
     steps = 300                          # the study's run
     tasks_per_step = 1                   # the study: one task (one group of 8) per step
-    [curriculum] [episodes] [sampling] [engine] [resample] [offpolicy] [learner] [eval] [checkpoint]
+    [curriculum] [episodes] [sampling] [engine] [resample] [offpolicy] [learner] [eval] [placement]
+    [recovery] [checkpoint]
     [records] [farm] [verify] [metrics] [ray]
 
 Every default is the study's (`../shared/seeds/`, RL recipe table and section 8) or says why not;
@@ -133,8 +134,16 @@ class SamplingSection:
 class EngineSection:
     """[engine]: the rollout actor's vLLM engine (kgym.rollout.engine.EngineConfig)."""
 
-    gpus: int = option(1, "GPUs of each rollout actor (0: vLLM's CPU build)", ge=0)
+    gpus: float = option(1, "Ray GPU share of each rollout actor (0: vLLM's CPU build; [placement] colocated sets "
+                         "its own share)", ge=0)
     actors: int = option(1, "rollout actors; a step's groups are spread over them", ge=1)
+    tensor_parallel_size: int = option(1, "GPUs one engine spans (vLLM tensor parallelism; split mode only)", ge=1,
+                                       le=64)
+    gpu_memory_utilization: float | None = option(None, "share of the GPU's memory vLLM takes while awake; omit: "
+                                                  "0.85 on a GPU of its own, 0.45 colocated (the learner and a "
+                                                  "verifier worker share the rest)", gt=0, le=1)
+    sleep_level: int | None = option(None, "vLLM sleep mode while the learner steps: 0 never, 1 weights to host "
+                                     "memory (CUDA only); omit: 1 colocated, 0 otherwise", ge=0, le=2)
     max_model_len: int = option(16384, "prompt + completion of a turn (repair prompts grow)", ge=256)
     max_loras: int = option(2, "adapters resident at once (>= staleness window + 1, >= 2)", ge=2)
     max_num_seqs: int | None = option(None, "vLLM's max_num_seqs; omit: vLLM's default", ge=1)
@@ -166,7 +175,8 @@ class OffPolicySection:
 class LearnerSection:
     """[learner]: the CISPO learner (ray_cluster.learner_core.LearnerConfig)."""
 
-    gpus: int = option(1, "GPUs of the learner actor (0: CPU)", ge=0)
+    gpus: float = option(1, "Ray GPU share of the learner actor (0: CPU; a fraction shares a GPU; [placement] "
+                         "colocated sets its own share)", ge=0)
     lr: float = option(1e-5, "AdamW learning rate, linear to 0 over `steps` (the study's)", ge=0, le=1e-2)
     beta: float = option(0.08, "k3 KL weight (the study's)", ge=0)
     epsilon_high: float = option(5.0, "CISPO's absolute cap on the ratio (ScaleRL ~5)", gt=1)
@@ -212,6 +222,29 @@ class EvalSection:
 
 
 @dataclass(frozen=True)
+class PlacementSection:
+    """[placement]: where the engines, the learner and the farm go (jobs/rl_placement.py)."""
+
+    mode: str = option("auto", "colocated (everything on one GPU, the study's), split (engine, learner and farm "
+                       "on GPUs of their own), cpu, or auto (split when the cluster has the GPUs, else colocated; "
+                       "cpu when engine and learner ask for none)", choices=("auto", "colocated", "split", "cpu"))
+
+
+@dataclass(frozen=True)
+class RecoverySection:
+    """[recovery]: timeouts of every remote call and how often a failed step is retried."""
+
+    max_retries: int = option(3, "a step that failed (an actor died, timed out or raised) is retried from the last "
+                              "checkpoint with fresh actors this many times; then the job ends with the reason "
+                              "in its attempt record", ge=0, le=100)
+    start_timeout_s: float = option(1800.0, "an engine or the learner not ready within this is wedged", gt=0)
+    rollout_timeout_s: float = option(7200.0, "one rollout call (a step's groups, verification included)", gt=0)
+    learner_timeout_s: float = option(3600.0, "one learner step", gt=0)
+    call_timeout_s: float = option(900.0, "every other call: adapter save/load, sleep/wake, checkpoints, the "
+                                   "task actor", gt=0)
+
+
+@dataclass(frozen=True)
 class CheckpointSection:
     """[checkpoint]: where and how often the run's state is made durable."""
 
@@ -251,6 +284,8 @@ class RLJobConfig:
     offpolicy: OffPolicySection = section(OffPolicySection, "the off-policy bound")
     learner: LearnerSection = section(LearnerSection, "the learner")
     eval: EvalSection = section(EvalSection, "the held-out evaluation")
+    placement: PlacementSection = section(PlacementSection, "where actors go")
+    recovery: RecoverySection = section(RecoverySection, "timeouts and retries")
     checkpoint: CheckpointSection = section(CheckpointSection, "checkpoints and resume")
     records: RecordsSection = section(RecordsSection, "where the rows go", run_id="rl", job_id="rl")
     farm: FarmSection = section(FarmSection, "the verifier workers")
@@ -267,14 +302,20 @@ class RLJobConfig:
             raise ConfigError(f"engine.max_loras ({self.engine.max_loras}) must hold offpolicy.adapter_window + 1 "
                               f"({self.offpolicy.adapter_window + 1}) versions")
 
-    def rollout_config(self) -> Any:
+    def rollout_config(self, placement: Any = None) -> Any:
+        """The rollout actors' settings; `placement` (jobs.rl_placement.Placement) decides sleep mode and
+        the default memory share."""
         from kgym.rollout.engine import EngineConfig
         from ray_cluster.rollout_core import RolloutConfig
 
         e = self.engine
+        colocated = placement is not None and placement.mode == "colocated"
+        sleep_level = placement.sleep_level if placement is not None else (e.sleep_level or 0)
+        util = e.gpu_memory_utilization or (0.45 if colocated else 0.85)
         engine = EngineConfig(model=self.model, max_model_len=e.max_model_len, max_loras=e.max_loras,
                               dtype=e.dtype, seed=e.seed, enforce_eager=e.enforce_eager, max_num_seqs=e.max_num_seqs,
-                              cpu_kv_cache_gib=e.cpu_kv_cache_gib)
+                              cpu_kv_cache_gib=e.cpu_kv_cache_gib, tensor_parallel_size=e.tensor_parallel_size,
+                              gpu_memory_utilization=util, sleep_mode=sleep_level > 0)
         return RolloutConfig(engine=engine, sampling=self.sampling.sampling_config(self.episodes.group_size),
                              episode=self.episodes.episode_config(), single_fraction=self.episodes.single_fraction,
                              mix_seed=self.episodes.mix_seed, staleness_window=self.offpolicy.adapter_window,

@@ -50,6 +50,20 @@ class LearnerActor:
             raise ValueError("no checkpoint_dir configured and no root given")
         return str(self._learner.save_checkpoint(target))
 
+    def release_memory(self) -> dict[str, float]:
+        """Hand the CUDA caching allocator's free blocks back to the device (colocated mode: before the
+        engine wakes up on the same GPU); returns the GiB still reserved and allocated."""
+        import gc
+
+        import torch
+
+        gc.collect()
+        if not torch.cuda.is_available():
+            return {"reserved_gib": 0.0, "allocated_gib": 0.0}
+        torch.cuda.empty_cache()
+        return {"reserved_gib": torch.cuda.memory_reserved() / 2**30,
+                "allocated_gib": torch.cuda.memory_allocated() / 2**30}
+
     def save_adapter(self, root: str) -> str:
         """Write only the current version's adapter under `root` (for the sampler); returns its directory."""
         return str(self._learner.save_adapter(root))

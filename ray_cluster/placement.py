@@ -1,6 +1,7 @@
 """Where verifier workers go: one per GPU, spread across nodes, never on a node marked bad.
 
-- `capacity(node)`: workers a node can hold: one per GPU (each worker takes `num_gpus=1` and
+- `capacity(node)`: workers a node can hold: one per GPU (each worker takes `num_gpus=1`, or
+  `gpus_per_worker` when workers share GPUs with other actors, and
   `cpus_per_worker` CPUs), or one per `cpus_per_worker` CPUs when the farm runs on CPUs.
 - `plan(nodes, current, ...)`: how many workers each node should have. Workers already running
   stay where they are (a joining node never makes the farm move live workers); new ones fill the
@@ -33,18 +34,20 @@ def decide_gpu(use_gpus: bool | None, nodes: Mapping[str, NodeView]) -> bool:
     return has_gpu if use_gpus is None else use_gpus
 
 
-def capacity(node: NodeView, gpu: bool, cpus_per_worker: float) -> int:
+def capacity(node: NodeView, gpu: bool, cpus_per_worker: float, gpus_per_worker: float = 1.0) -> int:
     by_cpu = math.floor(node.cpus / cpus_per_worker + 1e-9) if cpus_per_worker > 0 else 1 << 30
     if gpu:
-        return max(0, min(int(node.gpus), by_cpu))
+        # a fractional share packs several workers per GPU, but never across two GPUs
+        per_gpu = math.floor(1 / gpus_per_worker + 1e-9)
+        return max(0, min(int(node.gpus) * per_gpu, by_cpu))
     return max(0, by_cpu)
 
 
 def plan(nodes: Mapping[str, NodeView], current: Mapping[str, int], *, gpu: bool, cpus_per_worker: float,
-         ceiling: int | None, bad: Mapping[str, str] | None = None) -> dict[str, int]:
+         ceiling: int | None, bad: Mapping[str, str] | None = None, gpus_per_worker: float = 1.0) -> dict[str, int]:
     """Workers wanted per live, usable node (node id -> count), given those running now (`current`)."""
     bad = bad or {}
-    room = {i: capacity(n, gpu, cpus_per_worker) for i, n in nodes.items() if i not in bad}
+    room = {i: capacity(n, gpu, cpus_per_worker, gpus_per_worker) for i, n in nodes.items() if i not in bad}
     want = {i: min(current.get(i, 0), c) for i, c in room.items()}
     total = sum(current.get(i, 0) for i in room)  # live workers count against the ceiling as they are
     while ceiling is None or total < ceiling:

@@ -26,6 +26,9 @@ class PoolConfig:
     max_workers: int | None = None  # None: one per GPU (per CPU slot without GPUs) of the cluster
     use_gpus: bool | None = None  # None: GPUs if the cluster has any
     cpus_per_worker: float = 1.0
+    # Ray GPU share of each GPU worker: 1 (a GPU each) or a fraction, when the worker shares its GPU
+    # with other actors (the RL job's colocated mode: engine, learner and one worker on one GPU).
+    gpus_per_worker: float = 1.0
     max_in_flight: int = 2  # calls queued on one worker: one running, one ready to start
     max_attempts: int = 3  # calls per evaluation before the farm gives up on it
     call_timeout_s: float = 1800.0  # a call running longer than this means the worker is wedged
@@ -62,6 +65,8 @@ class PoolConfig:
                 raise bad("workers", self.workers, f"is the shorthand for min_workers = max_workers = workers; it "
                           f"contradicts min_workers={self.min_workers}, max_workers={self.max_workers}: set either "
                           f"workers or min_workers/max_workers")
+        if not 0 < self.gpus_per_worker <= 1:
+            raise bad("gpus_per_worker", self.gpus_per_worker, "need a share of one GPU in (0, 1]")
         if self.min_workers < 0:
             raise bad("min_workers", self.min_workers, "need 0 or more")
         if self.max_workers is not None:
@@ -121,5 +126,6 @@ def cluster_plan(config: PoolConfig) -> tuple[int, bool]:
 
     nodes = live_nodes()
     gpu = decide_gpu(config.use_gpus, nodes)
-    targets = plan(nodes, {}, gpu=gpu, cpus_per_worker=config.cpus_per_worker, ceiling=config.ceiling)
+    targets = plan(nodes, {}, gpu=gpu, cpus_per_worker=config.cpus_per_worker, ceiling=config.ceiling,
+                   gpus_per_worker=config.gpus_per_worker)
     return sum(targets.values()), gpu

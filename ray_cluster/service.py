@@ -256,7 +256,8 @@ class FarmService:
         worker_id = f"w{index}" + (f".{gen}" if gen else "")
         # Pinned (soft=False): the worker runs on the node placement chose, or fails to start (a node
         # gone meanwhile), never silently elsewhere, so the farm always knows which node holds what.
-        actor = VerifierWorker.options(num_cpus=self.config.cpus_per_worker, num_gpus=1 if self.gpu else 0,
+        gpus = self.config.gpus_per_worker if self.gpu else 0
+        actor = VerifierWorker.options(num_cpus=self.config.cpus_per_worker, num_gpus=gpus,
                                        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False)
                                        ).remote(worker_id, self.config.worker, self.sink)
         now = time.monotonic()
@@ -285,7 +286,7 @@ class FarmService:
             return
         current = collections.Counter(s.node_id for s in self._slots.values())
         targets = plan(self._watch.nodes, current, gpu=self.gpu, cpus_per_worker=self.config.cpus_per_worker,
-                       ceiling=self.config.ceiling, bad=self._health.bad)
+                       ceiling=self.config.ceiling, bad=self._health.bad, gpus_per_worker=self.config.gpus_per_worker)
         for node_id in sorted(targets):
             for _ in range(targets[node_id] - current.get(node_id, 0)):
                 index, self._next_index = self._next_index, self._next_index + 1

@@ -30,6 +30,7 @@ in a column). This module imports pyarrow and pandas only; no torch, no Ray.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -161,6 +162,9 @@ STEP_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = _COMMON + (
     ("verifications", pa.int32(), False, "evaluations submitted by the step's episodes"),
     ("learning_s", pa.float64(), False, "wall seconds of the learner step, as the driver saw it"),
     ("sync_s", pa.float64(), False, "wall seconds of the adapter sync (write + load into the engine)"),
+    ("sleep_s", pa.float64(), True, "colocated mode: seconds the engine took to sleep before the learner step"),
+    ("wake_s", pa.float64(), True, "colocated mode: seconds the learner's memory release and the engine's wake-up "
+     "took"),
     ("checkpoint_s", pa.float64(), False, "wall seconds of the checkpoint (0 when none was due)"),
     ("eval_s", pa.float64(), False, "wall seconds of the held-out evaluation (0 when none was due)"),
     ("step_s", pa.float64(), False, "wall seconds of the whole step"),
@@ -282,6 +286,15 @@ class RLRecords:
         _write_json(self.location.join("attempts", f"attempt-{self.attempt:04d}.json"),
                     {**info, "attempt": self.attempt})
         return self.attempt
+
+    def end_attempt(self, outcome: str, reason: str | None = None) -> None:
+        """This launch's last record: its attempt file again, with how it ended (`done`, or `failed`
+        and why), so a run that gave up says so where a reader of the records looks first."""
+        if self.attempt is None:
+            raise RuntimeError("begin_attempt() before end_attempt()")
+        loc = self.location.join("attempts", f"attempt-{self.attempt:04d}.json")
+        info = _read_json(loc)
+        _write_json(loc, {**info, "outcome": outcome, "reason": reason, "ended_at": time.time()})
 
     def write(self, table: Table, rows: list[dict[str, Any]]) -> str | None:
         """One part file of `rows` (their `run_id`, `attempt`, `step` set by the caller)."""
