@@ -25,7 +25,9 @@ Order of events of step s (attempt a, learner at policy version v):
      (advantage 0: only KL and entropy act) and counted;
   4. the batch: every kept episode flattened to learner samples; samples more than
      `[offpolicy] max_staleness` versions behind v are dropped and counted;
-  5. learning: `LearnerActor.step(batch)` (CISPO, one optimizer step) -> version v+1;
+  5. learning: colocated with sleep mode, the engine sleeps first (vLLM frees its weights and KV
+     cache); `LearnerActor.step(batch)` (CISPO, one optimizer step) -> version v+1; then the
+     learner hands its cached CUDA memory back (`release_memory`) and the engine wakes;
   6. adapter sync (the rollout's documented order): the learner writes adapter v+1 to a fresh
      directory (`save_adapter`) -> each rollout actor `load_adapter(v+1, dir)` under a fresh LoRA id,
      retiring versions past its window; awaited before step s+1's first generation;
@@ -37,13 +39,22 @@ Order of events of step s (attempt a, learner at policy version v):
      the evaluation baseline, the step) written to a temp dir renamed into place;
  10. the step's done marker, last: from now on step s counts; metrics updated.
 
-Resume (the same run id again, after a crash of the driver, or in-process after a learner or rollout
-actor died): the newest complete checkpoint c is restored (learner, curriculum, evaluation
-baseline), done markers of steps after c are removed, and the run continues at c+1 under a new
-attempt number; rows of abandoned attempts stay on disk and are ignored by `rl_records.load`. With
-`checkpoint.every = 1` (the default) nothing but the step that was running is redone. A verifier
-worker's death is the farm's business (replaced, its calls retried). Does not cover the dashboard,
-notebooks or replay (they read the records and metrics this writes).
+Placement (`jobs/rl_placement.py`) is planned once Ray is up and before any actor starts: the farm
+takes its share first, then (colocated) the engine alone, then the learner in what vLLM left.
+
+Failures: every remote call has a deadline (`[recovery]`); a call that raises (learner OOM, a vLLM
+error, a refused adapter), whose actor died, or that does not answer in time (wedged) fails the
+step (`StepFailed`): its attempt record is ended "retried" with the reason, every actor is killed and
+started afresh (task actor included), and the step is retried from the last checkpoint. After
+`max_retries` failures in a row the attempt record ends "failed" with the reason and the job exits 1.
+
+Resume (the same run id again, after a crash of the driver, or in-process after a failed step): the
+newest complete checkpoint c is restored (learner, curriculum, evaluation baseline), done markers of
+steps after c are removed, and the run continues at c+1 under a new attempt number; rows of
+abandoned attempts stay on disk and are ignored by `rl_records.load`. With `checkpoint.every = 1`
+(the default) nothing but the step that was running is redone. A verifier worker's death is the
+farm's business (replaced, its calls retried). Does not cover the dashboard, notebooks or replay
+(they read the records and metrics this writes).
 """
 
 from __future__ import annotations
@@ -270,6 +281,7 @@ class RLController:
             except StepFailed as e:
                 failures += 1
                 self.restarts += 1
+                self.metrics.step_failures.inc()
                 why = f"step {self.step + 1} failed: {e}"
                 if failures > cfg.recovery.max_retries:
                     self.records.end_attempt("failed", f"{why} (after {cfg.recovery.max_retries} retries)")

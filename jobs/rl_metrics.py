@@ -43,7 +43,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-PHASES = ("generation", "verification", "learning", "sync", "checkpoint", "eval", "step")
+PHASES = ("generation", "verification", "learning", "sleep", "wake", "sync", "checkpoint", "eval", "step")
 MODES = ("single", "repair", "all")
 OUTCOMES = ("solved", "unsolved", "error")
 # A step is seconds on a CPU test and minutes on the study's GPU (28 h / 300 steps = 5.6 min).
@@ -52,7 +52,8 @@ REWARD_BUCKETS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 # the stats-row column each phase reads
 _PHASE_COLUMN = {"generation": "generation_s", "verification": "verification_s", "learning": "learning_s",
-                 "sync": "sync_s", "checkpoint": "checkpoint_s", "eval": "eval_s", "step": "step_s"}
+                 "sleep": "sleep_s", "wake": "wake_s", "sync": "sync_s", "checkpoint": "checkpoint_s", "eval": "eval_s",
+                 "step": "step_s"}
 
 
 def _num(v: Any) -> float | None:
@@ -74,6 +75,8 @@ class RLMetrics:
         self.step = Gauge("kgym_rl_step", "Last committed RL step", registry=r)
         self.policy_version = Gauge("kgym_rl_policy_version", "Policy version of the learner", registry=r)
         self.steps = Counter("kgym_rl_steps", "RL steps by learner status", ["status"], registry=r)
+        self.step_failures = Counter("kgym_rl_step_failures", "Failed steps (an actor died, a call timed out or "
+                                     "raised), each retried from the last checkpoint", registry=r)
         self.reward = Gauge("kgym_rl_reward", "Mean reward of the last step's trained groups", registry=r)
         self.reward_hist = Histogram("kgym_rl_reward_per_step", "Per-step mean reward", buckets=REWARD_BUCKETS,
                                      registry=r)
