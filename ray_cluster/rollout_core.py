@@ -35,6 +35,7 @@ from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.mix import SINGLE_FRACTION, ModeMix
 from kgym.rollout.adapters import AdapterRegistry, PolicyAdapter
 from kgym.rollout.batcher import GenerationBatcher
+from kgym.rollout.context import ContextBudget
 from kgym.rollout.driver import GroupRollout, RolloutDriver
 from kgym.rollout.engine import Completion, EngineConfig, SleepOutcome, VLLMEngine
 from kgym.rollout.sampling import RL_SAMPLING, SamplingConfig
@@ -50,6 +51,8 @@ class RolloutConfig:
     mix_seed: int = 0
     staleness_window: int = 1  # versions kept behind the newest (needs engine.max_loras >= window + 1)
     base_adapter: str | None = None  # an SFT adapter served as policy version 0 (None: the base model)
+    # A turn with less room than this under max_model_len ends its episode as truncated (context_limit).
+    min_generation_tokens: int = 1024
 
     def __post_init__(self) -> None:
         if self.engine.enable_lora and self.engine.max_loras < self.staleness_window + 1:
@@ -66,9 +69,12 @@ class Rollout:
         if config.base_adapter is not None:
             self.engine.load(self.registry.latest)
         self.batcher = GenerationBatcher(self.engine)
+        limit = getattr(self.engine, "max_model_len", None)
+        context = ContextBudget(limit if isinstance(limit, int) else config.engine.max_model_len,
+                                config.min_generation_tokens)
         self.driver = RolloutDriver(self.batcher, evaluator, self.engine.tokenizer, self.registry,
                                     sampling=config.sampling, episode=config.episode,
-                                    mix=ModeMix(config.single_fraction, config.mix_seed))
+                                    mix=ModeMix(config.single_fraction, config.mix_seed), context=context)
         self._in_flight = 0
 
     async def rollout(self, tasks: list[Task], *, group_ids: list[str] | None = None,
@@ -112,6 +118,7 @@ class Rollout:
         s = self.batcher.stats
         return {"generated_tokens": s.tokens, "generate_seconds": s.seconds, "tokens_per_second": s.tokens_per_second,
                 "engine_calls": s.calls, "requests": s.requests, "largest_batch": s.largest_batch,
+                "split_calls": s.splits, "refused_requests": s.refused,
                 "queued": self.batcher.queued, "in_flight_rollouts": self._in_flight,
                 "engine_start_seconds": getattr(self.engine, "start_seconds", None),
                 "policy_version": self.registry.latest.version,

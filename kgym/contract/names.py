@@ -59,7 +59,8 @@ class EndReason(StrEnum):
     answered: a single-turn answer was verified; no_code: the answer had no usable code block;
     truncated: the answer was cut off (by the generation limit) before its code block closed;
     finalized: finalize(id) in repair mode; no_submission: finalize before any submission;
-    turn_limit: the turn limit ended a repair episode."""
+    turn_limit: the turn limit ended a repair episode; context_limit: the next turn's prompt would
+    not fit the engine's context (max_model_len, less the room a turn needs to generate)."""
 
     ANSWERED = "answered"
     NO_CODE = "no_code"
@@ -67,10 +68,11 @@ class EndReason(StrEnum):
     FINALIZED = "finalized"
     NO_SUBMISSION = "no_submission"
     TURN_LIMIT = "turn_limit"
+    CONTEXT_LIMIT = "context_limit"
 
     def is_truncated(self) -> bool:
         """The episode was cut by a limit, not ended by the model (Gymnasium's `truncated`)."""
-        return self in (EndReason.TRUNCATED, EndReason.TURN_LIMIT)
+        return self in (EndReason.TRUNCATED, EndReason.TURN_LIMIT, EndReason.CONTEXT_LIMIT)
 
     def is_terminated(self) -> bool:
         """The model ended the episode itself (Gymnasium's `terminated`)."""

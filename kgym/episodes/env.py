@@ -16,8 +16,10 @@ function-calling form), so vLLM's and TRL's chat templates apply unchanged:
   a turn, whatever it holds.
 - Repair ends at finalize, or when the turn limit (`max_turns`, default 10) is reached: then the last
   submission is scored as if finalized (`score_unfinished=True`, churn included) or 0.
+- `truncate(reason)` ends a running episode from outside by a limit only its driver sees (the
+  engine's context: `EndReason.CONTEXT_LIMIT`), scored as the turn limit is.
 - `terminated`: the model ended the episode (answered, no code, finalized, no submission);
-  `truncated`: a limit did (the turn limit, an answer cut off): `EndReason.is_truncated()`.
+  `truncated`: a limit did (the turn limit, the context, an answer cut off): `EndReason.is_truncated()`.
 The reward is 0 on every step but the last. `result()` gives the `EpisodeResult`.
 
 The async model: a step awaits the evaluator for each submission, so one process drives many
@@ -204,13 +206,29 @@ class KernelEnv:
             return self._finish(r, EndReason.FINALIZED, ev, tools.episode_reward(ev),
                                 f"finalized {ev.evaluation_id}", obs, info)
         if r.turns >= self.config.max_turns:
-            last = tools.evaluations[-1] if tools.evaluations else None
             why = f"turn limit ({self.config.max_turns}) reached without finalize"
-            if last is None or not self.config.score_unfinished:
-                return self._finish(r, EndReason.TURN_LIMIT, None, 0.0, why, obs, info)
-            return self._finish(r, EndReason.TURN_LIMIT, last, tools.episode_reward(last),
-                                f"{why}; scored the last submission {last.evaluation_id}", obs, info)
+            return self._end_unfinished(r, EndReason.TURN_LIMIT, why, obs, info)
         return StepResult(obs, 0.0, False, False, info)
+
+    def truncate(self, reason: str, end: EndReason = EndReason.CONTEXT_LIMIT) -> StepResult:
+        """End the running episode by a limit the env does not see itself (the engine's context: the
+        next prompt would not fit), scored as the turn limit is: the last submission (churn included)
+        when `score_unfinished`, else 0; a single-turn episode without an answer gets 0."""
+        r = self._need()
+        if self.done or self._stepping:
+            raise RuntimeError("truncate needs a running episode between steps")
+        if not end.is_truncated():
+            raise ValueError(f"{end} is not a truncation")
+        return self._end_unfinished(r, end, reason, [], {"turn": r.turns, "submissions": r.submissions})
+
+    def _end_unfinished(self, r: EpisodeResult, end: EndReason, why: str, obs: list[dict[str, Any]],
+                        info: dict[str, Any]) -> StepResult:
+        tools = self._tools
+        last = tools.evaluations[-1] if tools is not None and tools.evaluations else None
+        if last is None or not self.config.score_unfinished:
+            return self._finish(r, end, None, 0.0, why, obs, info)
+        return self._finish(r, end, last, tools.episode_reward(last),
+                            f"{why}; scored the last submission {last.evaluation_id}", obs, info)
 
     def _finish(self, r: EpisodeResult, end: EndReason, ev: Evaluation | None, reward: float, reason: str,
                 obs: list[dict[str, Any]], info: dict[str, Any] | None = None) -> StepResult:

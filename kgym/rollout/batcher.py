@@ -7,9 +7,21 @@ other episodes (their verifications) while the model generates. Generation and v
 overlap, and each engine call batches all the live episodes that are ready: single-turn answers
 and repair turns alike. Order of events per round: requests queue -> the worker takes all of them
 -> one engine call -> every request's future is resolved -> the next round takes what queued
-meanwhile. A failed engine call fails the futures of that round only (their episodes see the
-exception; the batcher keeps serving); a request whose adapter the engine no longer serves (retired
-while it queued) fails alone with `StaleAdapter`. Does not know about episodes or tool calls.
+meanwhile.
+
+Every request is isolated: one bad request fails its own episode, never its round (vLLM refuses a
+whole call for one invalid request, which made every episode of the round an error).
+- Refused before the call, alone: a request whose adapter the engine no longer serves (retired
+  while it queued: `StaleAdapter`), and a prompt that leaves no room for one new token within the
+  engine's `max_model_len` (`PromptTooLong`; vLLM's own refusal of it would fail the whole call).
+- A call that fails anyway is split in halves and each half retried, down to single requests: the
+  healthy requests are served (in as few calls as the split allows: about 2 log2(k) extra calls for
+  one bad request among k), and each bad one fails with the engine's own error. Retried requests
+  keep their seeds, so a seeded request gives the same completion.
+- `EngineUnavailable` (asleep, vLLM's engine core dead) fails the whole round at once: no request
+  caused it, so no split could serve any.
+The batcher keeps serving after every failure. `BatchStats.splits` and `.refused` count them.
+Does not know about episodes or tool calls.
 """
 
 from __future__ import annotations
@@ -21,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgym.rollout.adapters import PolicyAdapter
-from kgym.rollout.engine import Completion, StaleAdapter
+from kgym.rollout.engine import Completion, EngineUnavailable, PromptTooLong, StaleAdapter
 from kgym.rollout.sampling import SamplingConfig
 
 
@@ -42,6 +54,8 @@ class BatchStats:
     seconds: float = 0.0  # inside engine calls
     largest_batch: int = 0
     batch_sizes: list[int] = field(default_factory=list)
+    splits: int = 0  # failed calls split in halves to isolate a bad request
+    refused: int = 0  # requests failed alone (before the call, or isolated by splitting)
 
     @property
     def tokens_per_second(self) -> float:
@@ -81,32 +95,55 @@ class GenerationBatcher:
             batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
             if not self._queue:
                 self._wake.clear()
-            # A request on an adapter retired since it queued fails alone, not the whole round.
+            # Refused alone before the call: an adapter retired since it queued, a prompt vLLM would refuse.
             serves = getattr(self.engine, "serves", None)
-            if serves is not None:
-                for r in [r for r in batch if not serves(r.adapter)]:
-                    r.future.set_exception(StaleAdapter(f"policy version {r.adapter.version} was retired "
-                                                        f"while its request queued"))
-                batch = [r for r in batch if serves(r.adapter)]
-            if not batch:
-                continue
-            t0 = time.perf_counter()
-            try:
-                outs = await asyncio.to_thread(self.engine.generate, [r.prompt_ids for r in batch],
-                                               [r.sampling for r in batch], [r.adapter for r in batch],
-                                               seeds=[r.seed for r in batch])
-            except Exception as e:  # noqa: BLE001 - the round's episodes get the error; the batcher lives on
-                for r in batch:
-                    if not r.future.done():
-                        r.future.set_exception(e)
-                continue
-            s = self.stats
-            s.calls += 1
-            s.requests += len(batch)
-            s.seconds += time.perf_counter() - t0
-            s.largest_batch = max(s.largest_batch, len(batch))
-            s.batch_sizes.append(len(batch))
-            for r, row in zip(batch, outs):
-                s.tokens += len(row[0].token_ids)
+            limit = getattr(self.engine, "max_model_len", None)
+            kept = []
+            for r in batch:
+                if serves is not None and not serves(r.adapter):
+                    self._refuse(r, StaleAdapter(f"policy version {r.adapter.version} was retired "
+                                                 f"while its request queued"))
+                elif isinstance(limit, int) and len(r.prompt_ids) >= limit:
+                    self._refuse(r, PromptTooLong(f"prompt of {len(r.prompt_ids)} tokens leaves no room to "
+                                                  f"generate within max_model_len {limit}"))
+                else:
+                    kept.append(r)
+            if kept:
+                await self._serve(kept)
+
+    def _refuse(self, r: _Request, e: BaseException) -> None:
+        self.stats.refused += 1
+        if not r.future.done():
+            r.future.set_exception(e)
+
+    async def _serve(self, batch: list[_Request]) -> None:
+        """One engine call for `batch`; on failure, its halves retried (see the module docstring)."""
+        t0 = time.perf_counter()
+        try:
+            outs = await asyncio.to_thread(self.engine.generate, [r.prompt_ids for r in batch],
+                                           [r.sampling for r in batch], [r.adapter for r in batch],
+                                           seeds=[r.seed for r in batch])
+        except EngineUnavailable as e:
+            for r in batch:
                 if not r.future.done():
-                    r.future.set_result(row[0])
+                    r.future.set_exception(e)
+            return
+        except Exception as e:  # noqa: BLE001 - isolate the request that caused it; the batcher lives on
+            if len(batch) == 1:
+                self._refuse(batch[0], e)
+                return
+            self.stats.splits += 1
+            half = len(batch) // 2
+            await self._serve(batch[:half])
+            await self._serve(batch[half:])
+            return
+        s = self.stats
+        s.calls += 1
+        s.requests += len(batch)
+        s.seconds += time.perf_counter() - t0
+        s.largest_batch = max(s.largest_batch, len(batch))
+        s.batch_sizes.append(len(batch))
+        for r, row in zip(batch, outs):
+            s.tokens += len(row[0].token_ids)
+            if not r.future.done():
+                r.future.set_result(row[0])

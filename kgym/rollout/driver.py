@@ -11,9 +11,17 @@ that, turn by turn:
      answer is plain text whose last python fence is the candidate);
   4. `await env.step(message, sample=TurnSample(prompt, completion, sampler logprobs, policy_version))`,
      which verifies any submission through the evaluator while the other episodes generate;
-until the env ends the episode (finalize, an answer, the turn limit). An episode whose generation
-fails (engine error, a retired adapter) ends with `EpisodeRollout.error` set and no result: it is
-the farm's failure, not the model's, and is never scored.
+until the env ends the episode (finalize, an answer, the turn limit). Failures end one episode, never
+the others of its batch or the job:
+- a prompt that would outgrow the engine's context (`context.ContextBudget`: the room left under
+  `max_model_len` is below the minimum a turn needs) ends the episode as truncated
+  (`EndReason.CONTEXT_LIMIT`, `KernelEnv.truncate`): counted and scored with what it has, as the
+  turn limit is (the last submission, churn included), never an error. A turn with less room
+  than `max_tokens` but enough to generate gets max_tokens capped to the room;
+- a generation that fails (a request the engine refused, a retired adapter, a dead engine: the
+  batcher isolates each request) or a prompt the chat template cannot render (it raised) ends the
+  episode with `EpisodeRollout.error` set (the turn and the reason) and no result: kgym's failure,
+  not the model's, never scored.
 
 Each turn also gets a `TurnRecord` (text, token counts, finish reason, policy version and LoRA id,
 tool-call parse problems, latency): what the RL job's metrics and rollout Parquet need besides the
@@ -30,7 +38,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kgym.contract import Mode
+from kgym.contract import EndReason, Mode
 from kgym.episodes.env import EpisodeConfig, KernelEnv
 from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.mix import ModeMix
@@ -38,6 +46,7 @@ from kgym.episodes.result import EpisodeResult
 from kgym.episodes.tokens import TurnSample
 from kgym.rollout.adapters import AdapterRegistry
 from kgym.rollout.batcher import GenerationBatcher
+from kgym.rollout.context import ContextBudget
 from kgym.rollout.engine import FinishReason
 from kgym.rollout.prompts import ChatPrompter
 from kgym.rollout.sampling import RL_SAMPLING, SamplingConfig
@@ -92,7 +101,9 @@ class GroupRollout:
 class RolloutDriver:
     def __init__(self, batcher: GenerationBatcher, evaluator: Evaluator, tokenizer: Any, registry: AdapterRegistry,
                  *, sampling: SamplingConfig = RL_SAMPLING, episode: EpisodeConfig = EpisodeConfig(),
-                 mix: ModeMix | None = None):
+                 mix: ModeMix | None = None, context: ContextBudget | None = None):
+        """`context`: the bound on prompts (default: the engine's `max_model_len`, when it has one,
+        with `ContextBudget`'s default minimum room; none for an engine without one)."""
         self.batcher = batcher
         self.evaluator = evaluator
         self.tokenizer = tokenizer
@@ -100,6 +111,8 @@ class RolloutDriver:
         self.sampling = sampling
         self.episode = episode
         self.mix = mix or ModeMix()  # 25% single / 75% repair
+        limit = getattr(batcher.engine, "max_model_len", None)
+        self.context = context if context is not None else (ContextBudget(limit) if isinstance(limit, int) else None)
 
     async def run_groups(self, tasks: list[Task], *, group_ids: list[str] | None = None,
                          modes: list[Mode | str] | None = None, group_size: int | None = None) -> list[GroupRollout]:
@@ -121,18 +134,33 @@ class RolloutDriver:
                                 thinking=self.sampling.thinking)
         messages = await env.reset(task, mode, episode_id=f"{group_id}-{sample_index}", group_id=group_id,
                                    sample_index=sample_index)
-        prompt = prompter.first(messages)
         turns: list[TurnRecord] = []
+
+        def failed(why: str) -> EpisodeRollout:
+            return EpisodeRollout(task.task_id, group_id, sample_index, mode, None, tuple(turns), why)
+
+        try:
+            prompt = prompter.first(messages)
+        except Exception as e:  # noqa: BLE001 - a template that raises ends this episode, not the job
+            return failed(f"prompt of turn 1 could not be rendered: {type(e).__name__}: {e}")
         while not env.done:
             turn = len(turns) + 1
+            sampling = self.sampling
+            if self.context is not None:
+                max_tokens = self.context.max_tokens(len(prompt.ids), sampling.max_tokens)
+                if max_tokens == 0:
+                    env.truncate(self.context.reason(turn, len(prompt.ids), sampling.max_tokens),
+                                 EndReason.CONTEXT_LIMIT)
+                    break
+                if max_tokens < sampling.max_tokens:
+                    sampling = sampling.replace(max_tokens=max_tokens)
             adapter = self.registry.latest
             seed = None if self.sampling.seed is None else self.sampling.seed + sample_index + 1000 * (turn - 1)
             t0 = time.perf_counter()
             try:
-                out = await self.batcher.generate(prompt.ids, self.sampling, adapter, seed)
+                out = await self.batcher.generate(prompt.ids, sampling, adapter, seed)
             except Exception as e:  # noqa: BLE001 - a generation failure is kgym's, recorded, never scored
-                return EpisodeRollout(task.task_id, group_id, sample_index, mode, None, tuple(turns),
-                                      f"generation failed on turn {turn}: {type(e).__name__}: {e}")
+                return failed(f"generation failed on turn {turn}: {type(e).__name__}: {e}")
             seconds = time.perf_counter() - t0
             if mode is Mode.REPAIR:
                 parsed = parse_tool_calls(out.text, id_prefix=f"call_{turn}")
@@ -146,5 +174,8 @@ class RolloutDriver:
             if not env.done:
                 history = env.messages
                 through = history[:len(history) - len(step.observation)]
-                prompt = prompter.next(prompt.ids, out.token_ids, through, step.observation)
+                try:
+                    prompt = prompter.next(prompt.ids, out.token_ids, through, step.observation)
+                except Exception as e:  # noqa: BLE001 - as for turn 1
+                    return failed(f"prompt of turn {turn + 1} could not be rendered: {type(e).__name__}: {e}")
         return EpisodeRollout(task.task_id, group_id, sample_index, mode, env.result(), tuple(turns))

@@ -23,6 +23,11 @@ What it fixes and why:
   `SleepOutcome` with `ok=False` and the reason, and nothing is called. Level 1 (weights offloaded
   to host memory) is the default: level 2 with LoRA has crashed vLLM. Not run here (no CUDA vLLM).
 - Generation is synchronous and not thread-safe: one caller at a time (`batcher.py` is that caller).
+- Failures: vLLM refuses a whole call when one of its requests is invalid (it aborts the requests
+  it had added and raises, e.g. `VLLMValidationError` for a prompt of `max_model_len` tokens or an
+  empty one); that error is raised as it is, and the batcher isolates the request. An error that
+  no request caused (asleep, vLLM's `EngineDeadError`) is raised as `EngineUnavailable`.
+  `max_model_len` is the context vLLM resolved, for the batcher's and the driver's bounds.
 Does not build prompts, parse tool calls or run episodes.
 """
 
@@ -96,6 +101,24 @@ class StaleAdapter(LookupError):
     """A generation asked for an adapter id this engine has removed."""
 
 
+class PromptTooLong(ValueError):
+    """A prompt leaves no room for one new token within the engine's `max_model_len` (vLLM refuses
+    it, and with it every other request of its call): refused alone, before the call."""
+
+
+class EngineUnavailable(RuntimeError):
+    """The engine can serve no request at all (asleep, or vLLM's engine core died): a failure of the
+    whole call, not of one of its requests, so retrying its requests one by one is pointless."""
+
+
+def _engine_dead(e: BaseException) -> bool:
+    try:
+        from vllm.v1.engine.exceptions import EngineDeadError
+    except Exception:  # noqa: BLE001 - without vLLM no error is vLLM's
+        return False
+    return isinstance(e, EngineDeadError)
+
+
 def _sampled_logprobs(out: Any) -> tuple[float, ...]:
     if out.logprobs is None:
         raise RuntimeError("vLLM returned no logprobs although logprobs=0 was requested")
@@ -139,6 +162,12 @@ class VLLMEngine:
             return bool(current_platform.is_cuda())
         except Exception:  # noqa: BLE001 - a platform probe that fails means "not CUDA"
             return False
+
+    @property
+    def max_model_len(self) -> int:
+        """The context vLLM resolved (prompt + completion of one request)."""
+        model_config = getattr(self.llm, "model_config", None) or self.llm.llm_engine.model_config
+        return int(model_config.max_model_len)
 
     @property
     def tokenizer(self) -> Any:
@@ -196,7 +225,7 @@ class VLLMEngine:
                  seeds: Sequence[int | None] | None = None) -> list[list[Completion]]:
         """`n` completions for each token-id prompt, in order; one call batches them all."""
         if self.asleep:
-            raise RuntimeError("the engine is asleep: wake() it first")
+            raise EngineUnavailable("the engine is asleep: wake() it first")
         k = len(prompts)
         samplings = [sampling] * k if isinstance(sampling, SamplingConfig) else list(sampling)
         ads = list(adapters) if isinstance(adapters, (list, tuple)) else [adapters] * k
@@ -214,9 +243,14 @@ class VLLMEngine:
         t0 = time.perf_counter()
         for part in parts:
             if part:
-                got = self.llm.generate([{"prompt_token_ids": list(prompts[i])} for i in part],
-                                        [params[i] for i in part], use_tqdm=False,
-                                        lora_request=[requests[i] for i in part])
+                try:
+                    got = self.llm.generate([{"prompt_token_ids": list(prompts[i])} for i in part],
+                                            [params[i] for i in part], use_tqdm=False,
+                                            lora_request=[requests[i] for i in part])
+                except Exception as e:
+                    if _engine_dead(e):
+                        raise EngineUnavailable(f"vLLM's engine core died: {e}") from e
+                    raise  # a request's fault (vLLM refuses the call): the batcher isolates it
                 for i, o in zip(part, got):
                     outs[i] = o
         self.generate_seconds += time.perf_counter() - t0

@@ -16,6 +16,9 @@ says so; `kgym.episodes.flatten` then keeps one learner sample per turn.
 The tokenizer is anything with Hugging Face's `apply_chat_template(messages, tools=..., tokenize=False,
 add_generation_prompt=..., **template_kwargs)` and `encode(text, add_special_tokens=False)`;
 `enable_thinking` is passed to the template (Qwen3-style templates read it; others ignore it).
+Messages reach the template in its own form (`chat_form.template_messages`: tool-call arguments
+as a mapping, which Qwen3-family templates iterate). A template that raises (Llama 3.1's refuses
+two tool calls in one message) raises out of `first`/`next`: the driver ends that episode alone.
 Does not generate, and imports neither torch nor vLLM.
 """
 
@@ -23,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from kgym.rollout.chat_form import template_messages
 
 
 @dataclass(frozen=True)
@@ -41,7 +46,7 @@ class ChatPrompter:
         self.eos_id = getattr(tokenizer, "eos_token_id", None)
 
     def render(self, messages: list[dict[str, Any]], generation_prompt: bool) -> str:
-        return self.tokenizer.apply_chat_template(messages, tools=self.tools, tokenize=False,
+        return self.tokenizer.apply_chat_template(template_messages(messages), tools=self.tools, tokenize=False,
                                                   add_generation_prompt=generation_prompt,
                                                   enable_thinking=self.thinking)
 

@@ -13,7 +13,8 @@ The rules:
   is then consumed. Strings may hold raw newlines and tabs (`strict=False`): models write code that
   way, and rejecting it would punish a formatting slip as a wrong kernel.
 - `arguments` may be an object or a JSON string of one (both reach the env as a JSON string, the
-  OpenAI form); `parameters` is read when `arguments` is absent; no arguments is `{}`.
+  OpenAI form; chat templates get them as a mapping, `chat_form.py`); `parameters` is read when
+  `arguments` is absent; no arguments is `{}`.
 - A call that is not valid JSON, has no name, or is cut off (an open tag at the end of the text,
   the generation hit its token limit) is NOT dropped: it becomes a tool call the env refuses with
   an `error: ...` tool message (an empty name, or the raw text as `arguments`), so the model is told

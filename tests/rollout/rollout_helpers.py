@@ -39,12 +39,16 @@ def tool_call_text(name: str, **arguments) -> str:
 
 
 class ScriptedEngine:
-    """`script(prompt_text) -> answer text`; tokens are the tokenizer's, each logprob -1.0."""
+    """`script(prompt_text) -> answer text`; tokens are the tokenizer's, each logprob -1.0. With
+    `max_model_len` it refuses a whole call, as vLLM does, when one prompt is empty or of
+    `max_model_len` tokens or more, and stops a completion at its max_tokens (finish `length`)."""
 
-    def __init__(self, tokenizer, script: Callable[[str], str]):
+    def __init__(self, tokenizer, script: Callable[[str], str], max_model_len: int | None = None):
         self.tokenizer = tokenizer
         self.script = script
+        self.max_model_len = max_model_len
         self.calls: list[int] = []  # batch size of each generate call
+        self.max_tokens: list[int] = []  # each request's max_tokens, in order
         self.loaded: set[int] = set()
         self.removed: set[int] = set()
 
@@ -62,11 +66,40 @@ class ScriptedEngine:
         return adapter is None or adapter.lora_id not in self.removed
 
     def generate(self, prompts, sampling, adapters, *, n=1, seeds=None):
+        samplings = [sampling] * len(prompts) if not isinstance(sampling, (list, tuple)) else sampling
+        if self.max_model_len is not None and any(not p or len(p) >= self.max_model_len for p in prompts):
+            raise ValueError("a prompt is empty or longer than the maximum model length")  # the whole call
         self.calls.append(len(prompts))
         out = []
-        for p, a in zip(prompts, adapters):
+        for p, s, a in zip(prompts, samplings, adapters):
+            self.max_tokens.append(s.max_tokens)
             text = self.script(self.tokenizer.decode(list(p)))
             ids = tuple(self.tokenizer.encode(text, add_special_tokens=False)) + (self.tokenizer.eos_token_id,)
-            out.append([Completion(ids, (-1.0,) * len(ids), text, FinishReason.STOP, a.version if a else 0,
+            finish = FinishReason.STOP
+            if len(ids) > s.max_tokens:
+                ids, finish = ids[:s.max_tokens], FinishReason.LENGTH
+                text = self.tokenizer.decode(list(ids))
+            out.append([Completion(ids, (-1.0,) * len(ids), text, finish, a.version if a else 0,
                                    a.lora_id if a else None)])
         return out
+
+
+class CannedEvaluator:
+    """An `Evaluator` that answers every request with one verdict (no verifier: fast tests of the
+    driver); `requests` holds what it was asked."""
+
+    def __init__(self, verdict):
+        self.verdict = verdict
+        self.requests: list = []
+
+    async def evaluate(self, request):
+        self.requests.append(request)
+        return self.verdict
+
+
+def partial_verdict():
+    """A correctness failure with 1 of 2 hidden cases passed: partial credit."""
+    from kgym.contract import CaseResult, Gate, Verdict
+
+    return Verdict(passed=False, gate=Gate.CORRECTNESS, reason="case b differs",
+                   cases=[CaseResult("a", True), CaseResult("b", False)], launches=1)

@@ -191,3 +191,35 @@ def test_a_scripted_repair_episode_through_the_engine_and_the_verifier(engine, t
     assert result.end_reason is EndReason.FINALIZED and result.final_evaluation_id == eid
     assert 0 < result.reward < 1 and result.evaluations[0].verdict.gate == "correctness"
     assert flatten_episode(result).kind is FlattenKind.ONE_SAMPLE
+
+
+def test_one_bad_request_fails_alone_in_a_real_batch(engine, tiny_tok):
+    """3 healthy + 1 over-long + 1 empty prompt in one round on vLLM (which refuses a whole call for
+    one invalid request: on 4b45def all five were errors): the healthy three are served, the
+    over-long one is refused before the call (`PromptTooLong`), the empty one by vLLM itself and
+    isolated by splitting the call; without the batcher's length check vLLM's own refusal of the
+    over-long prompt is isolated the same way."""
+    from vllm.exceptions import VLLMValidationError
+
+    from kgym.rollout.engine import Completion, PromptTooLong
+
+    ok, over_long, empty = prompt(tiny_tok), list(range(3, 3 + engine.max_model_len)), []
+    with pytest.raises(VLLMValidationError):  # the failure being isolated: vLLM refuses the call
+        engine.generate([ok, over_long], GREEDY, None)
+
+    class NoLengthCheck:  # the engine without max_model_len: only splitting isolates the bad request
+        def __init__(self, inner):
+            self.generate, self.serves = inner.generate, inner.serves
+
+    for eng, refused_as in ((engine, PromptTooLong), (NoLengthCheck(engine), VLLMValidationError)):
+        batcher = GenerationBatcher(eng)
+
+        async def round_(batcher=batcher):
+            return await asyncio.gather(*[batcher.generate(p, GREEDY, None, seed=0)
+                                          for p in (ok, ok, over_long, ok, empty)], return_exceptions=True)
+
+        got = asyncio.run(round_())
+        assert [type(g) for g in got[:2] + got[3:4]] == [Completion] * 3, got
+        assert isinstance(got[2], refused_as) and isinstance(got[4], VLLMValidationError), got
+        assert got[0].token_ids == got[1].token_ids == got[3].token_ids  # greedy, one prompt: one answer
+        assert batcher.stats.refused == 2
