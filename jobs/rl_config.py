@@ -145,6 +145,9 @@ class EngineSection:
     sleep_level: int | None = option(None, "vLLM sleep mode while the learner steps: 0 never, 1 weights to host "
                                      "memory (CUDA only); omit: 1 colocated, 0 otherwise", ge=0, le=2)
     max_model_len: int = option(16384, "prompt + completion of a turn (repair prompts grow)", ge=256)
+    min_generation_tokens: int = option(1024, "a repair turn with less room than this left under max_model_len "
+                                        "ends its episode as truncated (context_limit, scored), never an error",
+                                        ge=1)
     max_loras: int = option(2, "adapters resident at once (>= staleness window + 1, >= 2)", ge=2)
     max_num_seqs: int | None = option(None, "vLLM's max_num_seqs; omit: vLLM's default", ge=1)
     enforce_eager: bool = option(False, "no compiled graphs (faster start, slower decode; CPU tests)")
@@ -319,7 +322,7 @@ class RLJobConfig:
         return RolloutConfig(engine=engine, sampling=self.sampling.sampling_config(self.episodes.group_size),
                              episode=self.episodes.episode_config(), single_fraction=self.episodes.single_fraction,
                              mix_seed=self.episodes.mix_seed, staleness_window=self.offpolicy.adapter_window,
-                             base_adapter=self.sft_adapter)
+                             base_adapter=self.sft_adapter, min_generation_tokens=e.min_generation_tokens)
 
     def learner_config(self) -> Any:
         return self.learner.learner_config(self.model, self.sft_adapter, self.steps)
