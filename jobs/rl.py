@@ -351,7 +351,8 @@ class RLController:
             "verification_s": max(0.0, rollout_s - generation_s), "verify_busy_s": verify_busy,
             "verifications": nver, "learning_s": learning_s, "sync_s": sync_s, "eval_s": eval_s,
         }
-        for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift"):
+        for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift", "sampler_kl",
+                     "is_truncated_fraction"):
             stats[name] = rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
         self.records.write(Table.ROLLOUTS, train_rows + eval_rows)
         if eval_row is not None:
