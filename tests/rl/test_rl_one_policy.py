@@ -156,6 +156,16 @@ def test_the_gap_reaches_the_step_row_and_prometheus():
     columns = {c[0] for c in STEP_COLUMNS}
     for name in ("logprob_drift", "sampler_kl", "is_truncated_fraction"):
         assert name in fields and name in columns  # jobs/rl.py copies these StepMetrics fields into the row
+    from kgym.records.rl_records import Table, conform
+
+    row = {"run_id": "r", "attempt": 1, "step": 1, "status": "ok", "version_before": 0, "version_after": 1,
+           "learner_step": 1, "tasks": 1, "groups": 1, "groups_resampled": 0, "groups_all_equal_kept": 0,
+           "episodes": 8, "episodes_error": 0, "samples_trained": 8, "dropped_stale": 0, "floor_full": 0.25,
+           "train_tokens": 10, "generated_tokens": 10, "rollout_s": 1.0, "generation_s": 0.5, "verification_s": 0.5,
+           "verify_busy_s": 1.0, "verifications": 2, "learning_s": 1.0, "sync_s": 0.1, "checkpoint_s": 0.1,
+           "eval_s": 0.0, "step_s": 2.0, "logprob_drift": 0.02, "sampler_kl": 0.0004, "is_truncated_fraction": 0.01}
+    table = conform(Table.STEPS, [row])
+    assert table.column("sampler_kl").to_pylist() == [0.0004]
     metrics = RLMetrics()
     metrics.observe_step({"step": 1, "version_after": 1, "status": "ok", "logprob_drift": 0.02,
                           "sampler_kl": 0.0004, "is_truncated_fraction": 0.01}, [])
