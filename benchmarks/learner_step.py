@@ -14,7 +14,10 @@ micro-batch also runs a no-grad reference forward with the adapter disabled).
 
 A step is one group: `--group` samples (8, the study's) of `--seq-len` tokens (prompt
 `--prompt-len`, the rest completion, all model tokens), micro-batched by `--token-budget` with
-gradient accumulation. Sampler log-probs are given (as vLLM would), so no old-logprob recompute pass.
+gradient accumulation. Sampler log-probs are given (as vLLM would, here random); `--correction tis` (the default) or
+`recompute` adds the learner's own old-logprob pass, `none` skips it. `--logits-chunk` sets the
+chunked log-probs (0: the full-logits path, to compare peak memory on long sequences:
+`--seq-len 16384 --group 1 --logits-chunk 0` against the default 1024).
 tokens/s counts the group's tokens over the whole step (reference forward + forward + backward +
 optimizer); train_tokens_per_s over the forward + backward pass alone; peak memory is
 torch.cuda.max_memory_allocated over the step. The first step is a warm-up and is reported but not
@@ -122,6 +125,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--token-budget", type=int, default=None, help="padded tokens per micro-batch (default seq-len)")
     ap.add_argument("--no-quantize", action="store_true", help="bf16 base instead of NF4")
     ap.add_argument("--no-checkpointing", action="store_true", help="turn gradient checkpointing off")
+    ap.add_argument("--logits-chunk", type=int, default=1024,
+                    help="completion rows per lm_head + log-softmax chunk (0: full logits, the pre-issue-28 path)")
+    ap.add_argument("--correction", choices=("tis", "recompute", "none"), default="tis",
+                    help="sampler/learner correction (tis and recompute add one no-grad forward per micro-batch)")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--model-dir", default=None,
                     help="where the random model is saved (default /tmp/kgym-bench/PRESET)")
@@ -152,7 +159,8 @@ def main(argv: list[str] | None = None) -> dict:
     dtype = "bfloat16"
     config = core.LearnerConfig(model_path=str(target), quantize_4bit=not args.no_quantize, compute_dtype=dtype,
                                 device=str(device), cispo=CispoConfig(beta=0.08), token_budget=budget,
-                                gradient_checkpointing=not args.no_checkpointing, total_steps=max(args.steps + 1, 2))
+                                gradient_checkpointing=not args.no_checkpointing, total_steps=max(args.steps + 1, 2),
+                                logits_chunk=args.logits_chunk, correction=args.correction)
     learner = core.Learner(config)
     trainable = sum(p.numel() for p in learner.trainable)
     loaded = {"phase": "learner", "load_s": round(time.perf_counter() - t0, 1), "trainable_parameters": trainable,
@@ -170,13 +178,14 @@ def main(argv: list[str] | None = None) -> dict:
                "train_pass_s": round(m.train_pass_s, 3), "optimizer_s": round(m.optimizer_s, 3), "tokens": m.tokens,
                "tokens_per_s": round(m.tokens_per_s, 1),
                "peak_memory_gib": round(m.peak_memory_bytes / 2**30, 2), "micro_batches": m.micro_batches,
-               "loss": m.loss, "kl": m.kl, "grad_norm": m.grad_norm, "entropy": m.entropy}
+               "loss": m.loss, "kl": m.kl, "grad_norm": m.grad_norm, "entropy": m.entropy,
+               "logprob_drift": m.logprob_drift, "is_truncated_fraction": m.is_truncated_fraction}
         emit(rec)
         if k > 0:
             timed.append(m)
     summary = {"phase": "summary", "preset": args.preset, "device": env["gpu"] or str(device), "group": args.group,
                "seq_len": seq, "prompt_len": prompt, "token_budget": budget, "quantized": config.quantize_4bit,
-               "steps": len(timed)}
+               "logits_chunk": config.logits_chunk, "correction": str(config.correction.method), "steps": len(timed)}
     if timed:
         summary.update(step_time_s=round(statistics.median(m.step_time_s for m in timed), 3),
                        prepass_s=round(statistics.median(m.prepass_s for m in timed), 3),

@@ -456,7 +456,8 @@ class RLController:
             "verifications": nver, "learning_s": learning_s, "sync_s": sync_s, "eval_s": eval_s,
             "sleep_s": sleep_s, "wake_s": wake_s,
         }
-        for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift"):
+        for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift", "sampler_kl",
+                     "is_truncated_fraction"):
             stats[name] = rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
         self.records.write(Table.ROLLOUTS, train_rows + eval_rows)
         if eval_row is not None:

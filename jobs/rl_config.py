@@ -108,7 +108,8 @@ class EpisodesSection:
 class SamplingSection:
     """[sampling]: generation (kgym.rollout.sampling.SamplingConfig)."""
 
-    temperature: float = option(1.0, "the study's; the learner's log-probs use the same", gt=0, le=10)
+    temperature: float = option(1.0, "the study's; the learner scores its log-probs at the same (vLLM's processed "
+                                "log-probs: log softmax(logits / T))", gt=0, le=10)
     max_tokens: int = option(6144, "new tokens per turn (the study's cap)", ge=1)
     thinking: bool = option(False, "enable_thinking for the chat template (the study: off)")
     choice_file: str | None = option(None, "a JSON list of strings; every turn's text is constrained to one of "
@@ -186,14 +187,23 @@ class LearnerSection:
     quantize_4bit: bool = option(True, "NF4 base (QLoRA, the study's); false on CPU tests")
     compute_dtype: str = option("bfloat16", "matmul dtype", choices=("bfloat16", "float32", "float16"))
     token_budget: int = option(16384, "padded tokens per micro-batch", ge=16)
+    logits_chunk: int = option(1024, "completion tokens per lm_head + log-softmax chunk (no tokens x vocab "
+                               "tensor of a long episode); 0: the model's full logits", ge=0)
+    correction: str = option("tis", "the sampler/learner gap's correction: tis (the learner's old log-probs, "
+                             "policy term weighted by min(exp(learner - sampler), correction_cap)), recompute "
+                             "(the learner's old log-probs, no weight) or none (the sampler's as old)",
+                             choices=("tis", "recompute", "none"))
+    correction_cap: float = option(2.0, "TIS truncation cap (verl's 2.0, TRL's 3.0); also the threshold of the "
+                                   "is_truncated_fraction metric", ge=1)
     gradient_checkpointing: bool = option(True, "recompute activations in backward")
     lora_r: int = option(8, "LoRA rank without an SFT adapter (the study: 8)", ge=1, le=1024)
     lora_alpha: int = option(16, "LoRA alpha", ge=1)
     device: str = option("auto", "auto: cuda if the actor has a GPU, else cpu")
     seed: int = option(0, "learner seed", ge=0)
 
-    def learner_config(self, model: str, sft_adapter: str | None, total_steps: int) -> Any:
-        from kgym.rl import CispoConfig
+    def learner_config(self, model: str, sft_adapter: str | None, total_steps: int, temperature: float) -> Any:
+        """`temperature`: the sampler's ([sampling] temperature): the learner scores at it."""
+        from kgym.rl import CispoConfig, CorrectionConfig
         from ray_cluster.learner_core import LearnerConfig, LoraSettings
 
         lora = LoraSettings() if sft_adapter else LoraSettings(r=self.lora_r, alpha=self.lora_alpha)
@@ -202,7 +212,8 @@ class LearnerSection:
                              cispo=CispoConfig(beta=self.beta, epsilon_high=self.epsilon_high), lr=self.lr,
                              total_steps=total_steps, token_budget=self.token_budget,
                              gradient_checkpointing=self.gradient_checkpointing, checkpoint_dir=None,
-                             seed=self.seed)
+                             seed=self.seed, temperature=temperature, logits_chunk=self.logits_chunk,
+                             correction=CorrectionConfig(method=self.correction, cap=self.correction_cap))
 
 
 @dataclass(frozen=True)
@@ -325,7 +336,7 @@ class RLJobConfig:
                              base_adapter=self.sft_adapter, min_generation_tokens=e.min_generation_tokens)
 
     def learner_config(self) -> Any:
-        return self.learner.learner_config(self.model, self.sft_adapter, self.steps)
+        return self.learner.learner_config(self.model, self.sft_adapter, self.steps, self.sampling.temperature)
 
 
 def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> RLJobConfig:

@@ -17,6 +17,11 @@ per actor) on `[metrics] rl_port` (0: any free port), in its own registry beside
     kgym_rl_entropy                                   gauge: mean token entropy (nats) of the last step
     kgym_rl_kl                                        gauge: mean k3 KL to the reference
     kgym_rl_clip_fraction_ratio                       gauge: share of loss tokens the CISPO bound changed
+    kgym_rl_logprob_drift                             gauge: the sampler/learner gap, mean |logp difference|
+                                                      per loss token (nats)
+    kgym_rl_sampler_kl                                gauge: its k3 estimate of KL(sampler || learner)
+    kgym_rl_is_truncated_ratio                        gauge: share of loss tokens whose learner/sampler ratio
+                                                      passed the correction cap
     kgym_rl_grad_norm                                 gauge
     kgym_rl_learning_rate                             gauge
     kgym_rl_step_seconds{phase}                       histogram: phase generation | verification |
@@ -89,6 +94,12 @@ class RLMetrics:
         self.clip_fraction = Gauge("kgym_rl_clip_fraction_ratio", "Share of loss tokens whose CISPO weight the "
                                    "bound changed", registry=r)
         self.grad_norm = Gauge("kgym_rl_grad_norm", "Gradient norm before clipping", registry=r)
+        self.drift = Gauge("kgym_rl_logprob_drift", "Mean |sampler - learner| log-prob per loss token (nats)",
+                           registry=r)
+        self.sampler_kl = Gauge("kgym_rl_sampler_kl", "k3 estimate of KL(sampler || learner) per loss token",
+                                registry=r)
+        self.is_truncated = Gauge("kgym_rl_is_truncated_ratio", "Share of loss tokens whose learner/sampler "
+                                  "ratio passed the correction cap", registry=r)
         self.lr = Gauge("kgym_rl_learning_rate", "Learning rate of the last step", registry=r)
         self.step_seconds = Histogram("kgym_rl_step_seconds", "Seconds of an RL step by phase", ["phase"],
                                       buckets=STEP_BUCKETS, registry=r)
@@ -128,7 +139,8 @@ class RLMetrics:
         self.steps.labels(status=str(stats["status"])).inc()
         for name, gauge in (("reward_mean", self.reward), ("entropy", self.entropy), ("kl", self.kl),
                             ("clip_fraction", self.clip_fraction), ("grad_norm", self.grad_norm), ("lr", self.lr),
-                            ("generation_tokens_per_s", self.gen_tps)):
+                            ("generation_tokens_per_s", self.gen_tps), ("logprob_drift", self.drift),
+                            ("sampler_kl", self.sampler_kl), ("is_truncated_fraction", self.is_truncated)):
             v = _num(stats.get(name))
             if v is not None:
                 gauge.set(v)

@@ -41,7 +41,7 @@ _EXPORTS = {
     "LearnerActor": "ray_cluster.learner",
     "Learner": "ray_cluster.learner_core", "LearnerConfig": "ray_cluster.learner_core",
     "LoraSettings": "ray_cluster.learner_core", "StepMetrics": "ray_cluster.learner_core",
-    "StepStatus": "ray_cluster.learner_core", "OldLogprobs": "ray_cluster.learner_core",
+    "StepStatus": "ray_cluster.learner_core",
     "latest_checkpoint": "ray_cluster.learner_core",
 }
 

@@ -13,16 +13,26 @@ The reference policy (for the KL term) is the policy before RL:
     so KL is exactly 0 at RL step 0. Never the raw base: that would pull the policy back past SFT;
   - without SFT: the base with the adapter disabled (LoRA B starts at 0: KL is 0 at step 0).
 
+One policy with the sampler: every dropout is off (`learner_model.disable_dropout`: the SFT adapter's
+LoRA dropout included), log-probs are of softmax(logits / `temperature`) at the sampler's
+temperature, and the remaining gap (NF4 against vLLM's bf16, other kernels) is measured every step
+and corrected by `correction` (`kgym.rl.correction`: tis, recompute or none).
+
+Memory: the head's logits are made `logits_chunk` completion rows at a time under checkpointing
+(`kgym.rl.chunked`), so no (tokens x vocabulary) float32 tensor of a long episode exists; what a
+micro-batch holds beyond that is its activations, linear in its padded tokens (`token_budget`).
+
 Adapter weights stay float32 (peft's default upcast): an AdamW step at lr 1e-5 is far below bf16's
 resolution at the weights' scale and would round to nothing. Matmuls run in `compute_dtype`.
 
 Order of events in `step(batch)` (one optimizer step per TrainBatch):
   1. advantages: given, or group-relative from rewards (`kgym.rl.advantages`);
   2. micro-batches by `token_budget` (`kgym.rl.packing`);
-  3. no-grad pass: old log-probs recomputed for samples without sampler log-probs (all samples
-     with `old_logprobs="learner"`); reference log-probs when beta > 0;
+  3. no-grad pass: old log-probs recomputed for samples without sampler log-probs (every sample
+     with correction tis or recompute), the TIS weights (tis); reference log-probs when beta > 0;
   4. grad pass per micro-batch: log-probs (+ entropy), CISPO loss divided by the step's loss-token
-     count, backward (gradients accumulate); drift between sampler and learner log-probs measured;
+     count, backward (gradients accumulate); the sampler/learner gap measured (drift, k3 KL,
+     truncated share, mean TIS weight);
   5. clip the gradient norm, AdamW step, scheduler step; a non-finite loss or gradient skips the
      update (`StepStatus.NON_FINITE`) and leaves the policy version unchanged, and so does a batch
      with no signal (every advantage zero and no KL, entropy or shaping term: `NO_SIGNAL`, checked
@@ -61,19 +71,24 @@ from kgym.rl import (
     AdvantageConfig,
     CispoConfig,
     CispoInputs,
+    CorrectionConfig,
     EntropyBonusConfig,
     EntropyController,
+    GapInputs,
+    GapStats,
     LogProbShapingConfig,
     PaddedBatch,
     TrainBatch,
     batch_advantages,
+    behaviour,
     cispo_loss,
     collate,
     masked_sum,
     plan_micro_batches,
+    sampler_gap,
     shape_advantages,
-    token_logprobs_and_entropy,
 )
+from ray_cluster.learner_model import check_chunkable, completion_logprobs, disable_dropout
 
 ADAPTER = "default"  # the trainable RL adapter (peft saves "default" at the top of a directory)
 REFERENCE = "sft_reference"  # the frozen SFT adapter, the reference after SFT
@@ -81,12 +96,6 @@ STATE_FILE = "trainer_state.pt"
 CHECKPOINT_FORMAT = 1
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}
-
-
-class OldLogprobs(StrEnum):
-    SAMPLER = "sampler"  # the sampler's where a sample has them, recomputed where it has none
-    LEARNER = "learner"  # always recomputed by the learner before the update (sampler's only for drift);
-    # every step is then on-policy: to reuse a batch for several steps use SAMPLER + with_old_logprobs
 
 
 class StepStatus(StrEnum):
@@ -101,16 +110,15 @@ class StepStatus(StrEnum):
 
 @dataclass(frozen=True)
 class LoraSettings:
+    """No dropout setting: RL runs with every dropout off (`learner_model.disable_dropout`), whatever
+    an SFT adapter's config says; dropout would make the learner a noisier policy than the sampler."""
     r: int = 8
     alpha: int = 16
-    dropout: float = 0.0  # dropout would make old/new log-probs differ on-policy and resumes non-exact
     targets: tuple[str, ...] = LORA_TARGETS
 
     def __post_init__(self) -> None:
         if not 1 <= self.r <= 1024 or self.alpha <= 0:
             raise ValueError(f"need 1 <= r <= 1024 and alpha > 0, not r={self.r}, alpha={self.alpha}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), not {self.dropout}")
         if not self.targets:
             raise ValueError("LoRA needs at least one target module")
 
@@ -127,8 +135,10 @@ class LearnerConfig:
     advantages: AdvantageConfig = field(default_factory=AdvantageConfig)
     entropy: EntropyBonusConfig = field(default_factory=EntropyBonusConfig)
     shaping: LogProbShapingConfig = field(default_factory=LogProbShapingConfig)
-    old_logprobs: OldLogprobs = OldLogprobs.SAMPLER
-    temperature: float = 1.0  # the sampler's: log-probs are of softmax(logits / T)
+    # the sampler/learner gap's correction (kgym.rl.correction): tis (default), recompute or none
+    correction: CorrectionConfig = field(default_factory=CorrectionConfig)
+    temperature: float = 1.0  # the sampler's: log-probs are of softmax(logits / T), as vLLM's processed ones
+    logits_chunk: int = 1024  # completion rows per lm_head + log-softmax chunk; 0: full logits (kgym.rl.chunked)
     lr: float = 1e-5
     weight_decay: float = 0.0
     adam_betas: tuple[float, float] = (0.9, 0.999)
@@ -145,9 +155,10 @@ class LearnerConfig:
     def __post_init__(self) -> None:
         if self.compute_dtype not in DTYPES:
             raise ValueError(f"compute_dtype must be one of {', '.join(DTYPES)}, not {self.compute_dtype!r}")
-        if self.old_logprobs not in tuple(OldLogprobs):
-            raise ValueError(f"old_logprobs must be one of {', '.join(OldLogprobs)}, not {self.old_logprobs!r}")
-        object.__setattr__(self, "old_logprobs", OldLogprobs(self.old_logprobs))
+        if isinstance(self.correction, str):  # correction="tis": the method with its default cap
+            object.__setattr__(self, "correction", CorrectionConfig(method=self.correction))
+        if self.logits_chunk < 0:
+            raise ValueError(f"logits_chunk must be >= 0 (0: unchunked), not {self.logits_chunk}")
         if not 0.0 <= self.lr <= 1e-2:
             raise ValueError(f"lr must be in [0, 1e-2], not {self.lr}")
         if not 0 < self.temperature <= 10:
@@ -175,8 +186,13 @@ class StepMetrics:
     entropy_coef: float  # the bonus coefficient applied in this step
     clip_fraction: float  # loss tokens whose CISPO weight the bound changed
     ratio_mean: float  # mean pi_theta / pi_old over loss tokens
-    logprob_drift: float  # mean |sampler logp - learner logp| over loss tokens of samples that had them
-    drift_tokens: int  # the tokens that mean is over (0: no sampler log-probs this step)
+    # The sampler/learner gap (kgym.rl.correction), over the loss tokens of samples that had sampler
+    # log-probs, learner = its policy before this update; nan when no sample had them.
+    logprob_drift: float  # mean |sampler logp - learner logp|
+    drift_tokens: int  # the tokens these means are over (0: no sampler log-probs this step)
+    sampler_kl: float  # mean k3 estimate of KL(sampler || learner)
+    is_truncated_fraction: float  # share of those tokens whose learner/sampler ratio exceeds the correction cap
+    is_weight_mean: float  # mean of min(ratio, cap): the TIS weight (applied only with correction "tis")
     recomputed_samples: int  # samples whose old log-probs the learner computed
     grad_norm: float  # before clipping
     lr: float  # the learning rate this step used
@@ -256,9 +272,14 @@ class Learner:
             self.model.set_adapter(ADAPTER)  # trainable "default", frozen reference
         else:
             lora = config.lora
-            self.model = get_peft_model(base, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+            self.model = get_peft_model(base, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=0.0,
                                                          target_modules=list(lora.targets), bias="none",
                                                          task_type="CAUSAL_LM"))
+        # One policy with the sampler: no dropout anywhere (the SFT adapter's 0.05 included), kept off
+        # in train mode, which gradient checkpointing needs.
+        self.dropout_disabled = disable_dropout(self.model)
+        if config.logits_chunk:
+            check_chunkable(self.model)
         self.model.train()
         self.trainable = [p for p in self.model.parameters() if p.requires_grad]
         if not self.trainable:
@@ -297,12 +318,10 @@ class Learner:
                 yield
 
     def _forward(self, pb: PaddedBatch, entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-        """Log-probs and entropies (B, C) of the completion tokens under the current model state
-        (entropies with a gradient only when asked: the bonus needs one, the metric does not)."""
-        out = self.model(input_ids=pb.input_ids, attention_mask=pb.attention_mask, position_ids=pb.position_ids,
-                         logits_to_keep=pb.completion_width + 1, use_cache=False)
-        logits = out.logits[:, :-1, :]  # position P-1+t predicts completion token t
-        return token_logprobs_and_entropy(logits, pb.completion_ids, self.config.temperature, entropy_grad)
+        """Log-probs and entropies (B, C) of the completion tokens under the current model state, at
+        the sampler's temperature, the head's logits `logits_chunk` rows at a time (entropies with a
+        gradient only when asked: the bonus needs one, the metric does not)."""
+        return completion_logprobs(self.model, pb, self.config.temperature, self.config.logits_chunk, entropy_grad)
 
     @torch.no_grad()
     def logprobs(self, batch: TrainBatch, reference: bool = False) -> list[torch.Tensor]:
@@ -325,7 +344,9 @@ class Learner:
         For reusing one rollout batch for several optimizer steps (the study reused each for two):
         call it once before the first step, so later steps keep the behaviour policy's log-probs as
         old and CISPO's ratio corrects for the updates in between. (Recomputing inside each step, as
-        `step` does for samples without them, would make every step look on-policy.)"""
+        `step` does for samples without them, would make every step look on-policy.) With correction
+        "none" CISPO's ratio then carries the lag; with "tis" the truncated weight does (the filled-in
+        log-probs stand for the sampler's); "recompute" ignores it."""
         missing = [i for i, s in enumerate(batch.samples) if s.sampler_logprobs is None]
         if not missing:
             return batch
@@ -355,28 +376,32 @@ class Learner:
         if not bool(advantages.any()) and cfg.cispo.beta == 0.0 and coef == 0.0 and not cfg.shaping.enabled:
             return self._metrics(StepStatus.NO_SIGNAL, t0, batch, plans, phases, lr=lr, coef=coef)
 
-        # 3. no-grad pass: old and reference log-probs of every micro-batch, before any update.
+        # 3. no-grad pass: old and reference log-probs of every micro-batch, before any update; the
+        #    correction's weights (kgym.rl.correction: tis needs the learner's old log-probs).
+        method, cap = cfg.correction.method, cfg.correction.cap
         padded: list[PaddedBatch] = []
         olds: list[torch.Tensor] = []
         refs: list[torch.Tensor | None] = []
+        weights: list[torch.Tensor | None] = []
         recomputed = 0
         with torch.no_grad():
             for plan in plans:
                 pb = collate([samples[i] for i in plan], self.pad_id).to(self.device)
-                recompute = (torch.ones_like(pb.has_sampler_logprobs) if cfg.old_logprobs is OldLogprobs.LEARNER
+                recompute = (torch.ones_like(pb.has_sampler_logprobs) if method.recomputes
                              else ~pb.has_sampler_logprobs)
-                old = pb.sampler_logprobs
+                learner_lp = None
                 if bool(recompute.any()):
-                    lp, _ = self._forward(pb)
-                    old = torch.where(recompute.unsqueeze(1), lp, old)
+                    learner_lp, _ = self._forward(pb)
                     recomputed += int(recompute.sum())
+                chosen = behaviour(cfg.correction, pb.sampler_logprobs, pb.has_sampler_logprobs, learner_lp)
                 ref = None
                 if cfg.cispo.beta != 0.0:
                     with self.reference():
                         ref, _ = self._forward(pb)
                 padded.append(pb)
-                olds.append(old)
+                olds.append(chosen.old_logprobs)
                 refs.append(ref)
+                weights.append(chosen.is_weights)
         t1 = self._clock()
         phases["prepass_s"] = t1 - t0
         centre = None
@@ -385,17 +410,17 @@ class Learner:
             centre = num / loss_tokens
 
         # 4. grad pass: every micro-batch's loss is its share of the step's token mean.
-        sums = dict(loss=0.0, policy_loss=0.0, kl=0.0, entropy=0.0, clip=0.0, ratio=0.0, drift=0.0)
-        drift_tokens = 0
+        sums = dict(loss=0.0, policy_loss=0.0, kl=0.0, entropy=0.0, clip=0.0, ratio=0.0)
+        gap = GapStats()
         finite = True
-        for plan, pb, old, ref in zip(plans, padded, olds, refs):
+        for plan, pb, old, ref, w_is in zip(plans, padded, olds, refs, weights):
             logp, ent = self._forward(pb, entropy_grad=coef != 0.0)
             adv = advantages[plan]
             if centre is not None:
                 adv = shape_advantages(adv, old, pb.loss_mask, cfg.shaping.zeta, mean_logprob=centre)
             out = cispo_loss(CispoInputs(logprobs=logp, old_logprobs=old, advantages=adv, loss_mask=pb.loss_mask,
-                                         ref_logprobs=ref, entropy=ent,
-                                         num_tokens=float(loss_tokens), entropy_coef=coef), cfg.cispo)
+                                         ref_logprobs=ref, entropy=ent, num_tokens=float(loss_tokens),
+                                         entropy_coef=coef, is_weights=w_is), cfg.cispo)
             if not torch.isfinite(out.loss):
                 finite = False
                 break
@@ -406,11 +431,11 @@ class Learner:
             for key, value in (("kl", out.kl), ("entropy", out.entropy), ("clip", out.clip_fraction),
                                ("ratio", out.ratio_mean)):
                 sums[key] += value * w
-            drift_mask = pb.loss_mask * pb.has_sampler_logprobs.unsqueeze(1).to(pb.loss_mask.dtype)
-            n_drift = int(drift_mask.sum())
-            if n_drift:
-                sums["drift"] += float(masked_sum((logp.detach() - pb.sampler_logprobs).abs(), drift_mask))
-                drift_tokens += n_drift
+            # the gap: the learner before the update (its recomputed old log-probs where the correction
+            # made them; else this forward, the same policy) against the sampler's log-probs
+            gap_mask = pb.loss_mask * pb.has_sampler_logprobs.unsqueeze(1).to(pb.loss_mask.dtype)
+            learner_lp = old if method.recomputes else logp.detach()
+            gap = gap + sampler_gap(GapInputs(learner_lp, pb.sampler_logprobs, gap_mask), cap)
 
         # 5. clip, step; a non-finite loss or gradient leaves the policy untouched.
         t2 = self._clock()
@@ -422,7 +447,7 @@ class Learner:
         if not finite:
             self.optimizer.zero_grad(set_to_none=True)
             return self._metrics(StepStatus.NON_FINITE, t0, batch, plans, phases, lr=lr, coef=coef,
-                                 grad_norm=grad_norm, recomputed=recomputed)
+                                 grad_norm=grad_norm, recomputed=recomputed, gap=gap)
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -434,7 +459,7 @@ class Learner:
         mean_entropy = sums["entropy"] / loss_tokens
         self.entropy.update(mean_entropy)
         metrics = self._metrics(StepStatus.OK, t0, batch, plans, phases, lr=lr, coef=coef, grad_norm=grad_norm,
-                                recomputed=recomputed, sums=sums, drift_tokens=drift_tokens)
+                                recomputed=recomputed, sums=sums, gap=gap)
         if cfg.checkpoint_dir is not None and self.step_count % cfg.checkpoint_every == 0:
             t3 = time.perf_counter()
             ckpt = str(self.save_checkpoint(cfg.checkpoint_dir))
@@ -449,7 +474,8 @@ class Learner:
 
     def _metrics(self, status: StepStatus, t0: float, batch: TrainBatch, plans: list[list[int]], phases: dict,
                  *, lr: float, coef: float, grad_norm: float = float("nan"), recomputed: int = 0,
-                 sums: dict | None = None, drift_tokens: int = 0) -> StepMetrics:
+                 sums: dict | None = None, gap: GapStats | None = None) -> StepMetrics:
+        gap = gap if gap is not None else GapStats()
         dt = self._clock() - t0
         if self.device.type == "cuda":
             peak = int(torch.cuda.max_memory_allocated(self.device))
@@ -463,7 +489,8 @@ class Learner:
             loss=s.get("loss", nan), policy_loss=s.get("policy_loss", nan), kl=s["kl"] / n if s else nan,
             entropy=s["entropy"] / n if s else nan, entropy_coef=coef, clip_fraction=s["clip"] / n if s else nan,
             ratio_mean=s["ratio"] / n if s else nan,
-            logprob_drift=s["drift"] / drift_tokens if s and drift_tokens else nan, drift_tokens=drift_tokens,
+            logprob_drift=gap.drift, drift_tokens=gap.tokens, sampler_kl=gap.kl,
+            is_truncated_fraction=gap.truncated_fraction, is_weight_mean=gap.weight_mean,
             recomputed_samples=recomputed, grad_norm=grad_norm, lr=lr, samples=len(batch.samples),
             tokens=batch.tokens, loss_tokens=batch.loss_tokens, micro_batches=len(plans),
             tokens_per_s=batch.tokens / dt if dt > 0 else nan, step_time_s=dt, peak_memory_bytes=peak, **phases)

@@ -151,6 +151,9 @@ STEP_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = _COMMON + (
     ("grad_norm", pa.float64(), True, "gradient norm before clipping"),
     ("lr", pa.float64(), True, "learning rate of the step"),
     ("logprob_drift", pa.float64(), True, "mean |sampler - learner| log-prob over loss tokens"),
+    ("sampler_kl", pa.float64(), True, "mean k3 estimate of KL(sampler || learner) over those tokens"),
+    ("is_truncated_fraction", pa.float64(), True, "share of those tokens whose learner/sampler ratio exceeds "
+     "the correction cap"),
     ("train_tokens", pa.int64(), False, "tokens through the learner"),
     ("generated_tokens", pa.int64(), False, "tokens the engine generated in the step"),
     ("generation_tokens_per_s", pa.float64(), True, "generated tokens / engine-busy seconds"),

@@ -4,6 +4,8 @@
     packing     micro-batches by token budget; padded tensors of one micro-batch
     advantages  group-relative (R - mean) / std, zero for a degenerate group
     tokens      log-probs and entropies from logits; masked sums (token-level normalisation)
+    chunked     the same from hidden states, a chunk of rows at a time (no tokens x vocab tensor)
+    correction  the sampler/learner gap: its statistics, and the corrections none | recompute | tis
     kl          the k3 estimator of KL to the reference
     cispo       the CISPO loss (bound modes 'trl' and 'verl'), CispoInputs -> LossOutput
     entropy     the adaptive entropy-bonus controller
@@ -12,7 +14,18 @@
 
 from kgym.rl.advantages import AdvantageConfig, batch_advantages, group_advantages
 from kgym.rl.batch import Sample, TrainBatch, Turn, flatten_turns
+from kgym.rl.chunked import chunked_logprobs
 from kgym.rl.cispo import BoundMode, CispoConfig, CispoInputs, LossOutput, cispo_loss
+from kgym.rl.correction import (
+    Behaviour,
+    Correction,
+    CorrectionConfig,
+    GapInputs,
+    GapStats,
+    behaviour,
+    sampler_gap,
+    tis_weights,
+)
 from kgym.rl.entropy import EntropyBonusConfig, EntropyController
 from kgym.rl.kl import k3_kl
 from kgym.rl.packing import PaddedBatch, collate, plan_micro_batches
@@ -21,6 +34,8 @@ from kgym.rl.tokens import masked_mean, masked_sum, token_entropy, token_logprob
 
 __all__ = [
     "AdvantageConfig", "batch_advantages", "group_advantages", "Sample", "TrainBatch", "Turn", "flatten_turns",
+    "chunked_logprobs", "Behaviour", "behaviour", "Correction", "CorrectionConfig", "GapInputs", "GapStats",
+    "sampler_gap", "tis_weights",
     "BoundMode", "CispoConfig", "CispoInputs", "LossOutput", "cispo_loss", "EntropyBonusConfig", "EntropyController",
     "k3_kl", "PaddedBatch", "collate", "plan_micro_batches", "LogProbShapingConfig", "shape_advantages",
     "masked_mean", "masked_sum", "token_entropy", "token_logprobs", "token_logprobs_and_entropy",

@@ -4,10 +4,12 @@ stop-gradient importance ratio, plus k3 KL to a reference and an optional entrop
 Per loss token t of sample i, with r = exp(logp - old_logp):
 
     w     = sg(bound(r))                                  (a number: no gradient flows through it)
-    l_t   = -w * A_{i,t} * logp_t + beta * k3(logp_t, ref_logp_t) - c_H * H_t
+    l_t   = -rho_t * w * A_{i,t} * logp_t + beta * k3(logp_t, ref_logp_t) - c_H * H_t
     loss  = sum_t mask_t * l_t / N                        (N = loss tokens of the whole step)
 
-Gradient: -w * A * grad(logp), so unlike PPO's clip no token's gradient is ever dropped; the bound
+`rho_t` is the sampler/learner correction weight (`CispoInputs.is_weights`, detached; 1 when None):
+`kgym.rl.correction`'s truncated importance weight, on the policy term only (as TRL and verl).
+Gradient: -rho * w * A * grad(logp), so unlike PPO's clip no token's gradient is ever dropped; the bound
 only caps how much an off-policy token can weigh. Fully on-policy (r = 1) CISPO is REINFORCE: the
 bound matters only under sampler/learner mismatch or policy lag.
 
@@ -95,6 +97,7 @@ class CispoInputs:
     entropy: torch.Tensor | None = None  # per-token entropy of the current policy (with grad for a bonus)
     num_tokens: float | None = None  # loss tokens of the whole step (the normaliser); None: this batch's
     entropy_coef: float = 0.0  # the bonus coefficient for this step (kgym.rl.entropy)
+    is_weights: torch.Tensor | None = None  # (B, T) detached sampler/learner correction (kgym.rl.correction)
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,13 @@ def cispo_loss(inputs: CispoInputs, config: CispoConfig = CispoConfig()) -> Loss
 
     ratio = torch.exp(logp.detach() - inputs.old_logprobs)
     weight = config.bound_ratio(ratio)  # computed from detached logp: the stop-gradient of CISPO
-    policy_sum = masked_sum(-weight * adv * logp, mask)
+    if inputs.is_weights is not None:
+        if inputs.is_weights.shape != logp.shape:
+            raise ValueError("is_weights must have the shape of logprobs")
+        weight_term = weight * inputs.is_weights.detach().to(logp.dtype)
+    else:
+        weight_term = weight
+    policy_sum = masked_sum(-weight_term * adv * logp, mask)
 
     kl_sum = logp.new_zeros(())
     kl_mean = 0.0

@@ -8,6 +8,11 @@ positions vLLM gave it unpadded; without them, RoPE positions shift by the paddi
 Budget: a micro-batch of n samples costs n * (P + C) padded tokens; samples are taken longest
 first and a micro-batch is closed when the next would pass `token_budget`. A sample longer than the
 budget gets a micro-batch of its own (it cannot be split: its tokens attend to each other).
+What a micro-batch holds is then linear in its padded tokens: the learner computes the head's
+logits `logits_chunk` rows at a time (`kgym.rl.chunked`), so the vocabulary-sized float32 buffers
+are bounded by the chunk, not by the longest episode (before issue 28 they were (C x V) per copy,
+~45 GB for a 16K-token episode at a 152K vocabulary). A lone over-budget episode exceeds the budget
+only by its own activations (with gradient checkpointing, one hidden state per layer per token).
 
 Does not cover: the sample format (`kgym.rl.batch`), running the model (the learner).
 """

@@ -39,3 +39,29 @@ def test_nf4_step_checkpoint_and_resume_on_cuda(tiny_dir, tmp_path):
     assert again.loss == pytest.approx(third.loss, abs=1e-5)
     sa, sb = a.adapter_state(), b.adapter_state()
     assert all(torch.allclose(sa[k], sb[k], atol=1e-5) for k in sa)
+
+
+def test_chunked_logprobs_on_cuda_match_and_lower_the_peak(tiny_dir):
+    """Issue 28: on CUDA (NF4 base, bf16 compute) the chunked log-probs equal the full-logits ones to
+    bf16 precision, and a long episode's step peaks lower (the tiny model's vocabulary is 1024, so the
+    saving is tens of MB here; benchmarks/learner_step.py --seq-len 16384 shows it at 152K)."""
+    from kgym.rl import Sample, TrainBatch
+
+    g = torch.Generator().manual_seed(0)
+    c = 4000
+    batch = TrainBatch((Sample(prompt_ids=torch.randint(3, 1000, (16,), generator=g).tolist(),
+                               completion_ids=torch.randint(3, 1000, (c,), generator=g).tolist(),
+                               loss_mask=[1] * c, group_id="g", advantage=1.0),))
+    peaks, lps = {}, {}
+    for chunk in (0, 256):  # the full path first: anything it leaves allocated only raises the chunked peak
+        learner = Learner(LearnerConfig(model_path=str(tiny_dir), device="cuda", cispo=CispoConfig(beta=0.08),
+                                        logits_chunk=chunk, temperature=0.7))
+        lps[chunk] = learner.logprobs(batch)[0]
+        m = learner.step(batch)
+        assert m.status is StepStatus.OK
+        peaks[chunk] = m.peak_memory_bytes
+        del learner
+        torch.cuda.empty_cache()
+    print(f"peak step memory: chunked {peaks[256] / 2**20:.1f} MiB, full logits {peaks[0] / 2**20:.1f} MiB")
+    assert (lps[256] - lps[0]).abs().max() < 2e-2
+    assert peaks[256] < peaks[0]

@@ -4,6 +4,7 @@ raw base), recomputed old log-probs and drift, micro-batching, exact resume, che
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -78,7 +79,7 @@ def test_reference_after_sft_is_the_sft_adapter_not_the_base(tiny_dir, sft_adapt
 
 
 def test_sampler_logprobs_used_drift_reported_missing_ones_recomputed(tiny_dir):
-    learner = Learner(fp32(tiny_dir))
+    learner = Learner(fp32(tiny_dir, correction="none"))
     batch = make_batch(2)
     shifted = with_sampler_logprobs(learner, batch, offset=0.05)  # the sampler saw slightly other logprobs
     mixed = TrainBatch(shifted.samples[:3] + batch.samples[3:])  # the last sample has none
@@ -87,10 +88,12 @@ def test_sampler_logprobs_used_drift_reported_missing_ones_recomputed(tiny_dir):
     assert m.logprob_drift == pytest.approx(0.05, abs=1e-4)
     assert m.drift_tokens == sum(s.loss_tokens for s in mixed.samples[:3])
     assert m.ratio_mean > 1.0  # learner logp > sampler logp on the three sampled ones
-    always = Learner(fp32(tiny_dir, old_logprobs="learner"))
+    always = Learner(fp32(tiny_dir, correction="recompute"))
     m2 = always.step(shifted)
     assert m2.recomputed_samples == 4 and m2.ratio_mean == pytest.approx(1.0)
     assert m2.logprob_drift == pytest.approx(0.05, abs=1e-4)  # drift is still measured
+    assert m2.sampler_kl == pytest.approx(math.exp(0.05) - 0.05 - 1, abs=1e-5)
+    assert m2.is_truncated_fraction == 0.0
 
 
 def test_micro_batches_by_token_budget_give_the_same_update(tiny_dir):
@@ -202,7 +205,7 @@ def test_logprob_shaping_and_verl_bounds_reach_the_step(tiny_dir):
 
 
 def test_one_batch_reused_for_two_steps_keeps_the_behaviour_policy_as_old(tiny_dir):
-    learner = Learner(fp32(tiny_dir, lr=5e-3))
+    learner = Learner(fp32(tiny_dir, lr=5e-3, correction="none"))
     batch = learner.with_old_logprobs(make_batch(7))  # none had sampler log-probs: fill them once
     assert all(s.sampler_logprobs is not None for s in batch.samples)
     first = learner.step(batch)
@@ -220,4 +223,4 @@ def test_config_refuses_lora_settings_that_an_sft_adapter_would_override(tiny_di
     with pytest.raises(ValueError):
         fp32(tiny_dir, lr=1.0)
     with pytest.raises(ValueError):
-        fp32(tiny_dir, old_logprobs="vllm")
+        fp32(tiny_dir, correction="vllm")
