@@ -232,6 +232,12 @@ def config_from_args(args: argparse.Namespace) -> DemoConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kgym.cli_common import run_piped
+
+    return run_piped(lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
     from jobs.config import describe
     from kgym.cli_common import UsageError
 

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from kgym import cli_eval, cli_tasks
-from kgym.cli_common import UsageError
+from kgym.cli_common import UsageError, run_piped
 
 EXAMPLES = Path(__file__).parent / "examples"
 
@@ -183,6 +183,19 @@ def check_reference(reference, path: str) -> None:
     raise UsageError(f"reference file {path!r}: {call} raised {type(e).__name__}: {e}{where}")
 
 
+def _check_verify_args(args: argparse.Namespace) -> None:
+    """Numbers a user can get wrong, refused by name before anything runs: a negative timeout used to
+    come back as the candidate's TIMEOUT, negative runs as its "malformed timings", 0 runs as 10."""
+    if args.runs is not None and args.runs < 1:
+        raise UsageError(f"--runs {args.runs}: give at least 1 timed run (or leave it out: 100 on CUDA, 10 on CPU)")
+    if not args.timeout > 0:  # also NaN
+        raise UsageError(f"--timeout {args.timeout:g}: give a positive number of seconds (default 120)")
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise UsageError(f"--metrics-port {args.metrics_port}: give a port from 0 (any free one) to 65535")
+    if not args.metrics_hold >= 0:
+        raise UsageError(f"--metrics-hold {args.metrics_hold:g}: give 0 or more seconds")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from kgym.verify import ReferenceError, VerifyConfig, verify
 
@@ -195,6 +208,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         args.candidate = args.candidate or str(folder / "candidate.py")
     if not args.reference or not args.candidate:
         raise UsageError("give --reference and --candidate (or --example NAME)")
+    _check_verify_args(args)
     ref = _read(args.reference, "reference")
     cand = _read(args.candidate, "candidate")
     try:
@@ -370,14 +384,22 @@ def _add_demo_parser(sub) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     try:
+        from jobs.config import ConfigError
         from jobs.demo import config_from_args, run_demo
     except ImportError as e:
         raise UsageError(f"the demo needs the farm extra (pip install -e '.[farm]'): {e}") from None
-    summary = run_demo(config_from_args(args))
+    try:
+        summary = run_demo(config_from_args(args))
+    except ConfigError as e:  # found once the config is read: an unwritable records.out, a farm Ray cannot serve
+        raise UsageError(str(e)) from None
     return 0 if not summary.unmet and not summary.farm_errors else 1
 
 
 def main(argv: list[str] | None = None) -> int:
+    return run_piped(lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
