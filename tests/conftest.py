@@ -37,7 +37,8 @@ def pytest_sessionstart(session):
         tail = (probe.stderr or probe.stdout).strip().splitlines()[-1:] or ["no output"]
         raise pytest.UsageError(
             f"KGYM_REQUIRE_VLLM=1 but `import vllm` fails ({tail[0]}): install README's test command, "
-            "`pip install torch==2.13.0 -e '.[dev,rollout]' && pip uninstall -y torchvision torchaudio torchcodec`")
+            "`pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu && "
+            "pip install -e '.[dev,rollout]' && pip uninstall -y torchvision torchaudio torchcodec`")
 
 
 from paths import fixture_source  # noqa: E402 - tests import fixture helpers from `paths`, not conftest
