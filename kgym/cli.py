@@ -400,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ["eval", "run"]:
+        # the batch job parses its own options: argparse's REMAINDER refused a first one that starts
+        # with "--" (`kgym eval run --kernelbench DIR` was "unrecognized arguments")
+        rest = argv[3:] if argv[2:3] == ["--"] else argv[2:]  # the old spelling, `kgym eval run -- ...`, too
+        return cli_eval.cmd_run(argparse.Namespace(rest=rest))
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -122,6 +122,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_MAX_MODEL_LEN = 16384
+# vLLM's CPU build refuses to start until its KV cache size is set (VLLM_CPU_KVCACHE_SPACE): 2 GiB holds
+# 16,384 tokens of a 7B model's KV (28 layers x 4 KV heads x 128 x 2 x bf16 = 57 KB a token) with room.
+DEFAULT_CPU_KV_CACHE_GIB = 2.0
+
+
+def _max_model_len(args: argparse.Namespace) -> int:
+    """--max-model-len, else 16,384 capped at the model's own context length (vLLM refuses a longer
+    one: a small model with max_position_embeddings 8,192 failed at the default)."""
+    if args.max_model_len is not None:
+        return args.max_model_len
+    from pathlib import Path
+
+    try:
+        own = json.loads((Path(args.model) / "config.json").read_text()).get("max_position_embeddings")
+    except (OSError, ValueError):
+        own = None
+    return min(DEFAULT_MAX_MODEL_LEN, own) if isinstance(own, int) and own > 0 else DEFAULT_MAX_MODEL_LEN
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     import importlib.util
     from pathlib import Path
@@ -138,10 +158,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from kgym.rollout.engine import EngineConfig, VLLMEngine
     from kgym.rollout.generate import default_sampling, generate_answers
 
+    if not (Path(args.model) / "config.json").is_file():
+        raise _usage(f"--model {args.model!r} is not a Hugging Face model directory (no config.json)")
+    if args.cpu_kv_cache_gib is not None and not args.cpu_kv_cache_gib > 0:
+        raise _usage(f"--cpu-kv-cache-gib {args.cpu_kv_cache_gib:g}: give a positive size in GiB")
     sampling = default_sampling(args.samples, args.temperature, args.max_tokens, args.seed, args.thinking)
     registry = AdapterRegistry(base_adapter=args.adapter) if args.adapter else AdapterRegistry()
-    engine = VLLMEngine(EngineConfig(model=args.model, max_model_len=args.max_model_len,
-                                     enable_lora=args.adapter is not None, enforce_eager=args.enforce_eager))
+    engine = VLLMEngine(EngineConfig(model=args.model, max_model_len=_max_model_len(args),
+                                     enable_lora=args.adapter is not None, enforce_eager=args.enforce_eager,
+                                     cpu_kv_cache_gib=args.cpu_kv_cache_gib))
     name = args.name or Path(args.adapter or args.model).name
     try:
         summary = generate_answers(engine, Checkout(args.kernelbench), levels, args.out, model_name=name,
@@ -188,7 +213,11 @@ def add_parser(sub) -> None:
     ge.add_argument("--max-tokens", type=int, help="new tokens per answer (default 8192, the study's)")
     ge.add_argument("--thinking", action="store_true", help="thinking on in the chat template (default off)")
     ge.add_argument("--name", help="the model column of the rows (default: the adapter's or model's folder name)")
-    ge.add_argument("--max-model-len", type=int, default=16384, help="prompt + answer tokens")
+    ge.add_argument("--max-model-len", type=int, help="prompt + answer tokens (default 16384, or the model's "
+                    "context length when shorter)")
+    ge.add_argument("--cpu-kv-cache-gib", type=float, default=DEFAULT_CPU_KV_CACHE_GIB,
+                    help="vLLM's CPU build only: its KV cache in GiB (VLLM_CPU_KVCACHE_SPACE, which wins when "
+                         f"set; default {DEFAULT_CPU_KV_CACHE_GIB:g})")
     ge.add_argument("--enforce-eager", action="store_true", help="no compiled graphs (faster start on CPU)")
     ge.set_defaults(func=cmd_generate)
     sc = esub.add_parser("score", help="fast_p table of recorded results (figures.json's keys)")
