@@ -19,9 +19,12 @@ usage or unreadable input.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 from kgym import cli_eval, cli_tasks
@@ -229,11 +232,41 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     check_reference(reference, args.reference)
     if args.out is None and args.metrics_port is None:
-        verdict = verify(reference, cand, config, zygote=not args.no_zygote)
+        with waiting_notice(args.timeout):
+            verdict = verify(reference, cand, config, zygote=not args.no_zygote)
         _print_verdict(args, verdict)
     else:
         verdict = _verify_recorded(args, config, reference, ref, cand)  # prints before --metrics-hold
     return 1 if verdict.error else 0
+
+
+@contextlib.contextmanager
+def waiting_notice(timeout_s: float, stream=None, first_s: float = 5.0, every_s: float = 15.0):
+    """While the block runs, a line on stderr (a terminal only: logs and pipes stay as they were) after
+    `first_s` and every `every_s` after, so that a candidate that hangs until --timeout is not two
+    minutes of silence. Stops when the block ends."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        yield
+        return
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def tell() -> None:
+        wait = first_s
+        while not done.wait(wait):
+            stream.write(f"kgym verify: still verifying after {time.monotonic() - t0:.0f} s (a hung candidate is "
+                         f"stopped after --timeout {timeout_s:g} s per request)\n")
+            stream.flush()
+            wait = every_s
+
+    thread = threading.Thread(target=tell, name="kgym-verify-notice", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def _print_verdict(args: argparse.Namespace, verdict) -> None:
@@ -249,8 +282,6 @@ def _print_verdict(args: argparse.Namespace, verdict) -> None:
 
 def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: str, cand_source: str):
     """`kgym verify --out/--metrics-port`: the same verification, streamed to records and metrics."""
-    import time
-
     from kgym.contract import EvalRequest
     from kgym.metrics import Metrics, start_exporter
     from kgym.records import RecordWriter, custom_task, verify_items
@@ -266,7 +297,7 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
         if args.out is not None:
             run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
             writer = RecordWriter(args.out, run_id=run_id, job_id=args.job_id)
-        with Verifier(config, spares=0, zygote=not args.no_zygote) as verifier:
+        with waiting_notice(args.timeout), Verifier(config, spares=0, zygote=not args.no_zygote) as verifier:
             [done] = verify_items([EvalRequest(task, ref_source, cand_source, seed=args.seed)], verifier,
                                   writer=writer, metrics=metrics)
         if writer is not None:

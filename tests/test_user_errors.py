@@ -10,10 +10,12 @@ pipe cases need a real pipe and run as subprocesses.
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,26 @@ def test_a_closed_pipe_ends_quietly(cmd):
     status = proc.wait(timeout=120)
     assert "Traceback" not in err and "BrokenPipeError" not in err, err
     assert status == 141, (status, err)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_long_wait_is_not_silence():
+    """`kgym verify` on a hung candidate waits up to --timeout: a terminal gets a line while it waits
+    (issue 31: two minutes of nothing), a pipe or log gets none."""
+    from kgym.cli import waiting_notice
+
+    term, pipe = _Terminal(), io.StringIO()
+    with waiting_notice(120, stream=term, first_s=0.05, every_s=0.05):
+        time.sleep(0.3)
+    with waiting_notice(120, stream=pipe, first_s=0.05, every_s=0.05):
+        time.sleep(0.2)
+    lines = term.getvalue().splitlines()
+    assert lines and all("still verifying" in line and "--timeout 120" in line for line in lines), lines
+    assert pipe.getvalue() == ""
+    n = len(lines)
+    time.sleep(0.2)
+    assert len(term.getvalue().splitlines()) == n  # stopped with the block
