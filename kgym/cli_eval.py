@@ -125,7 +125,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 DEFAULT_MAX_MODEL_LEN = 16384
 # vLLM's CPU build refuses to start until its KV cache size is set (VLLM_CPU_KVCACHE_SPACE): 2 GiB holds
 # 16,384 tokens of a 7B model's KV (28 layers x 4 KV heads x 128 x 2 x bf16 = 57 KB a token) with room.
-DEFAULT_CPU_KV_CACHE_GIB = 2.0
+DEFAULT_CPU_KV_CACHE_GIB = 2  # whole GiB: vLLM reads the variable as an int ("2.0" is refused)
 
 
 def _max_model_len(args: argparse.Namespace) -> int:
@@ -160,8 +160,16 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
     if not (Path(args.model) / "config.json").is_file():
         raise _usage(f"--model {args.model!r} is not a Hugging Face model directory (no config.json)")
-    if args.cpu_kv_cache_gib is not None and not args.cpu_kv_cache_gib > 0:
-        raise _usage(f"--cpu-kv-cache-gib {args.cpu_kv_cache_gib:g}: give a positive size in GiB")
+    if args.cpu_kv_cache_gib < 1:
+        raise _usage(f"--cpu-kv-cache-gib {args.cpu_kv_cache_gib}: give a whole number of GiB, at least 1")
+    from kgym.kernelbench import build_prompts
+
+    try:  # the checkout's prompts before the engine starts (a minute on a CPU): a wrong path fails at once
+        checkout = Checkout(args.kernelbench)
+        for level in levels:
+            build_prompts(checkout, level, ids=_ids(args.ids))
+    except KernelBenchError as e:
+        raise _usage(str(e)) from None
     sampling = default_sampling(args.samples, args.temperature, args.max_tokens, args.seed, args.thinking)
     registry = AdapterRegistry(base_adapter=args.adapter) if args.adapter else AdapterRegistry()
     engine = VLLMEngine(EngineConfig(model=args.model, max_model_len=_max_model_len(args),
@@ -169,7 +177,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
                                      cpu_kv_cache_gib=args.cpu_kv_cache_gib))
     name = args.name or Path(args.adapter or args.model).name
     try:
-        summary = generate_answers(engine, Checkout(args.kernelbench), levels, args.out, model_name=name,
+        summary = generate_answers(engine, checkout, levels, args.out, model_name=name,
                                    sampling=sampling, samples=args.samples, ids=_ids(args.ids),
                                    adapter=registry.latest)
     except KernelBenchError as e:
@@ -215,9 +223,9 @@ def add_parser(sub) -> None:
     ge.add_argument("--name", help="the model column of the rows (default: the adapter's or model's folder name)")
     ge.add_argument("--max-model-len", type=int, help="prompt + answer tokens (default 16384, or the model's "
                     "context length when shorter)")
-    ge.add_argument("--cpu-kv-cache-gib", type=float, default=DEFAULT_CPU_KV_CACHE_GIB,
+    ge.add_argument("--cpu-kv-cache-gib", type=int, default=DEFAULT_CPU_KV_CACHE_GIB,
                     help="vLLM's CPU build only: its KV cache in GiB (VLLM_CPU_KVCACHE_SPACE, which wins when "
-                         f"set; default {DEFAULT_CPU_KV_CACHE_GIB:g})")
+                         f"set; default {DEFAULT_CPU_KV_CACHE_GIB})")
     ge.add_argument("--enforce-eager", action="store_true", help="no compiled graphs (faster start on CPU)")
     ge.set_defaults(func=cmd_generate)
     sc = esub.add_parser("score", help="fast_p table of recorded results (figures.json's keys)")
