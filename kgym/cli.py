@@ -13,7 +13,8 @@
     kgym demo [--out DIR] [--workers N] [--size S]   (the Ray farm's main job; see jobs/demo.py)
 
 Exit status: 0 when a verdict was produced (pass or fail), 1 when kgym itself failed, 2 for bad
-usage or unreadable input.
+usage or unreadable input (one line naming the flag or file), 141 when the reader of a pipe left early
+(`kgym tasks list | head`: no traceback).
 """
 
 from __future__ import annotations
