@@ -202,12 +202,12 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
 def next_steps(run_path: str, records_out: str, exploits: bool) -> str:
     """The demo's last lines: where to look next. `kgym replay` counts every row of a family, so the
     exploits (sent to relu-v1) count under elementwise there, unlike the family table above."""
-    lines = ["next:",
-             f"  kgym replay {run_path} --plots plots/      # solve rates, gate failures, speedups, PNG figures",
-             f"  KGYM_RUN_DIR={records_out} jupyter lab notebooks/replay.ipynb   # the same in a notebook"]
+    lines = ["next: the figures (solve rates, gate failures, speedups), then the same in a notebook:",
+             f"  kgym replay {run_path} --plots plots/",
+             f"  KGYM_RUN_DIR={records_out} jupyter lab notebooks/replay.ipynb"]
     if exploits:
-        lines.append(f"  (replay counts the {len(EXPLOITS)} exploit answers as elementwise rows: its elementwise solve "
-                     "rate is lower than the table's)")
+        lines.append(f"(replay counts the {len(EXPLOITS)} exploits as elementwise rows: a lower elementwise solve "
+                     "rate than the table's)")
     return "\n".join(lines)
 
 
