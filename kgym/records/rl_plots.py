@@ -102,11 +102,13 @@ def modes_figure(run: RLRun) -> Figure:
 
 
 def _no_data_marks(ax, xs, values) -> None:
-    """A bar with no value (no episode of that mode, no solved answer in the window) says so instead of
-    reading as a measured 0."""
+    """A bar with no value (no episode of that mode, no solved answer in the window) says "no data"
+    instead of reading as a measured 0, and a measured 0, which draws no bar, says "0"."""
     for x, v in zip(xs, values):
-        if v != v or v is None:  # NaN
-            ax.text(x, 0.02, "no data", rotation=90, ha="center", va="bottom", fontsize=7, color="dimgray")
+        text = "no data" if v is None or v != v else "0" if v == 0 else None  # v != v: NaN
+        if text:
+            ax.text(x, 0.02, text, rotation=90 if len(text) > 1 else 0, ha="center", va="bottom", fontsize=7,
+                    color="dimgray")
 
 
 def speed_figure(run: RLRun) -> Figure:
