@@ -8,6 +8,7 @@ file and, with --plot, a bar chart of speedups per task.
 
     python benchmarks/task_solutions.py [--device cuda] [--size full] [--seed 0] [--family F ...]
                                         [--no-wrong] [--zygote on|off] [--json OUT.json] [--plot OUT.png]
+    python benchmarks/task_solutions.py --from-json ROWS.json --plot OUT.png   # redraw a recorded run's figure
 """
 
 from __future__ import annotations
@@ -51,7 +52,16 @@ def main() -> None:
                          "for side-by-side runs")
     ap.add_argument("--json", default=None)
     ap.add_argument("--plot", default=None, help="PNG of speedup vs eager and vs torch.compile per task")
+    ap.add_argument("--from-json", default=None, help="verify nothing: draw --plot from a --json file's rows")
     args = ap.parse_args()
+    if args.from_json:
+        recorded = json.loads(Path(args.from_json).read_text())
+        passed = [r for r in recorded["rows"] if r["passed"]]
+        if not args.plot or not passed:
+            ap.error("--from-json needs --plot and a file with passed rows")
+        _plot(passed, args.plot, recorded["device"], recorded.get("size", "full"))
+        print(f"task_solutions: {len(passed)} passed rows of {args.from_json} -> {args.plot}")
+        return
     cuda = args.device.startswith("cuda")
     cfg = VerifyConfig(device=args.device, measure_compile=cuda and not args.no_compile)
     rows = []
@@ -102,29 +112,48 @@ def main() -> None:
         Path(args.json).write_text(json.dumps({"device": name, "size": args.size, "seed": args.seed,
                                                "rows": rows}, indent=2))
     if args.plot and passed:
-        _plot(passed, args.plot, name)
+        _plot(passed, args.plot, name, args.size)
 
 
-def _plot(rows, path, device) -> None:
+def _plot(rows, path, device, size="full") -> None:
+    """One row per task id and stage (72 at full size), grouped by family in registry order (a colour
+    each, `family_colors`), a bar from 1x for each measured baseline on a log axis: readable at its own
+    size (the columns of the 2026-12-03 figure were 3024x600 px with 7-pt labels on their side). A
+    baseline not measured (--no-compile) is said in the title, not drawn as a missing bar."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
-    labels = [f"{r['task_id']}/{r['stage']}" for r in rows]
-    x = range(len(rows))
-    fig, ax = plt.subplots(figsize=(max(8, len(rows) * 0.35), 5))
-    ax.bar([i - 0.2 for i in x], [r["speedup_eager"] or 0 for r in rows], width=0.4, label="vs eager")
-    ax.bar([i + 0.2 for i in x], [r["speedup_compile"] or 0 for r in rows], width=0.4, label="vs torch.compile")
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_yscale("log")
-    ax.set_xticks(list(x))
-    ax.set_xticklabels(labels, rotation=90, fontsize=7)
-    ax.set_ylabel("speedup of the reference Triton solution")
-    ax.set_title(f"kgym task solutions at full size on {device}")
-    ax.legend()
+    from kgym.records.plots import family_colors
+
+    colors = family_colors(r["family"] for r in rows)
+    with_compile = any(r["speedup_compile"] for r in rows)
+    height = 0.8 / (2 if with_compile else 1)
+    fig, ax = plt.subplots(figsize=(8.5, 1.4 + 0.2 * len(rows)))
+    y = list(range(len(rows)))[::-1]  # the first task on top
+    offset = height / 2 if with_compile else 0.0
+    def from_one(key):  # bars start at 1x: a slower solution's bar goes left, a faster one's right
+        return [(r[key] or float("nan")) - 1.0 for r in rows]
+
+    ax.barh([v + offset for v in y], from_one("speedup_eager"), left=1.0, height=height,
+            color=[colors[r["family"]] for r in rows], label="vs eager")
+    if with_compile:
+        ax.barh([v - offset for v in y], from_one("speedup_compile"), left=1.0, height=height,
+                color=[colors[r["family"]] for r in rows], alpha=0.45, hatch="//", label="vs torch.compile")
+        ax.legend(fontsize=8, loc="lower right")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.set_yticks(y, [f"{r['task_id']} / {r['stage']}" for r in rows], fontsize=7)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.grid(axis="x", alpha=0.3, which="major")
+    ax.set_xlabel("speedup of the reference Triton solution (x, log; right of the line: faster)")
+    ax.set_title(f"kgym task solutions at {size} size on {device}: {len(rows)} passed"
+                 + ("" if with_compile else "\n(vs eager PyTorch; torch.compile not measured)"), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":

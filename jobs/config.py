@@ -321,10 +321,19 @@ def load_job_config(cls: type, path: str | Path | None = None, overrides: Iterab
                     base: Mapping[str, Any] | None = None) -> Any:
     """`cls` from the TOML at `path` (or `base`, or nothing), then `overrides` applied and checked."""
     data = read_toml(path) if path is not None else _deep_copy(base or {})
+    overrides = list(overrides)
     try:
         return build(cls, apply_overrides(cls, data, overrides))
     except ConfigError as e:
-        raise ConfigError(f"{path}: {e}" if path is not None and not str(e).startswith(str(path)) else str(e)) \
+        message = str(e)
+        for item in reversed(overrides):  # the last --set of a key is the one that took effect
+            key = item.partition("=")[0].strip()
+            section, _, name = key.rpartition(".")
+            # a plain key, or a key of a free-form table ([verify]): a bad value given on the command
+            # line names the --set that gave it, not the file
+            if message.startswith((f"{key}: ", f"[{section}]: {name} ")):
+                raise ConfigError(f"--set {item}: {message}") from None
+        raise ConfigError(f"{path}: {e}" if path is not None and not message.startswith(str(path)) else message) \
             from None
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.config import ConfigError, FarmSection, MetricsSection, RaySection, RecordsSection
+from jobs.preflight import check_writable
 
 SUBMIT_DIR_ENV = "KGYM_SUBMIT_DIR"
 # Set by Ray's job supervisor for the entrypoint of `ray job submit` (ray/_private/runtime_env/constants.py).
@@ -85,7 +86,8 @@ def farm_job(job: str, ray_section: RaySection, records: RecordsSection, metrics
 
     from ray_cluster import RecordSink, SinkConfig, VerifierPool, connect
 
-    root = records_root(records.out)  # refused before Ray starts
+    root = records_root(records.out)  # refused before Ray starts, as is a root that cannot be written
+    check_writable(root, "records.out")
     started = connect(ray_section.settings())
     sink = pool = None
     try:

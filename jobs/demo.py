@@ -190,13 +190,25 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
             console.print(f"[red]unexpected[/]: {p}")
         console.print(f"{len(results)} evaluations in {wall:.1f} s (the last verdict at {verdicts_s:.1f} s; "
                       f"{report.pool.replaced} worker(s) replaced, "
-                      f"{report.pool.retried} farm retries); records: {summary.run_path} "
-                      f"(`kgym replay {summary.run_path}`)")
+                      f"{report.pool.retried} farm retries); records: {summary.run_path}")
         console.print("[green]every answer got the verdict it should[/]" if not problems
                       else f"[red]{len(problems)} answer(s) did not get the verdict they should[/]")
+        console.print(next_steps(summary.run_path, config.records.out, exploits=config.exploits))
         return DemoSummary(run_path=summary.run_path, evaluations=len(results), farm_errors=report.farm_errors,
                            unmet=problems, skipped_families=skipped, workers=pool.num_workers, gpu=pool.gpu,
                            wall_s=wall, metrics_endpoint=endpoint)
+
+
+def next_steps(run_path: str, records_out: str, exploits: bool) -> str:
+    """The demo's last lines: where to look next. `kgym replay` counts every row of a family, so the
+    exploits (sent to relu-v1) count under elementwise there, unlike the family table above."""
+    lines = ["next: the figures (solve rates, gate failures, speedups), then the same in a notebook:",
+             f"  kgym replay {run_path} --plots plots/",
+             f"  KGYM_RUN_DIR={records_out} jupyter lab notebooks/replay.ipynb"]
+    if exploits:
+        lines.append(f"(replay counts the {len(EXPLOITS)} exploits as elementwise rows: a lower elementwise solve "
+                     "rate than the table's)")
+    return "\n".join(lines)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -232,6 +244,12 @@ def config_from_args(args: argparse.Namespace) -> DemoConfig:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from kgym.cli_common import run_piped
+
+    return run_piped(lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
     from jobs.config import describe
     from kgym.cli_common import UsageError
 

@@ -49,7 +49,7 @@ def unmet(results: Sequence[EvalResult], expectations: dict[str, Expectation]) -
 
 
 def family_table(results: Sequence[EvalResult], expectations: dict[str, Expectation]) -> Table:
-    t = Table(title="Per family: reference solutions and known-wrong answers")
+    t = Table(title="Per family: reference solutions and known-wrong answers (exploits apart, below)")
     for col, just in (("family", "left"), ("task (stage)", "left"), ("n", "right"), ("solve rate", "right"),
                       ("gate outcomes", "left"), ("as expected", "left")):
         t.add_column(col, justify=just)

@@ -69,6 +69,12 @@ class EvalJobResult:
     farm_errors: int
 
 
+def _speedup(value: float | None) -> str:
+    """A speedup for the progress line; one never measured (a failed candidate, a deferred baseline) is
+    "-", not "x0.00", which read as a measured slowdown. 3 significant digits: the CPU's are ~1e-4x."""
+    return "-" if value is None else f"x{value:.3g}"
+
+
 def score_run(run_path: str | Path) -> dict[str, Any]:
     """The score table of a recorded run (plus `multi_sample` when a problem has several samples)."""
     from kgym.records import load
@@ -132,7 +138,7 @@ def run_eval_job(config: EvalJobConfig, log: Callable[[str], None] = print) -> E
             done[0] += 1
             v = r.verdict
             log(f"[{done[0]}/{len(requests)}] {r.request.label} {r.outcome} gate={v.gate or '-'} "
-                f"eager x{v.speedup_eager or 0:.2f} compile x{v.speedup_compile or 0:.2f} "
+                f"eager {_speedup(v.speedup_eager)} compile {_speedup(v.speedup_compile)} "
                 f"verify {v.stages_s.get('total') or 0:.1f} s")
 
         report = stream(job.pool, job.sink, requests, on_result=on_result)

@@ -608,8 +608,10 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
 def main(argv: list[str] | None = None) -> int:
     p = parser("rl", __doc__, "steps=10")
     p.add_argument("--run-id", help="override records.run_id (the same run id resumes)")
+    from jobs import preflight
+
     try:
-        return job_main(p, RLJobConfig, run_rl_job, argv,
+        return job_main(p, RLJobConfig, run_rl_job, argv, preflight=preflight.rl,
                         shortcuts=lambda a: [f"records.run_id={toml_string(a.run_id)}"] if a.run_id else [])
     except StepFailed as e:  # retries spent: the reason is also the attempt's last record
         print(f"jobs.rl: error: {e}. The records and the last checkpoint are kept: the same run id resumes.",

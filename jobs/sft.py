@@ -126,7 +126,9 @@ def run_sft(config: SFTJobConfig, log=print) -> SFTResult:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return job_main(parser("sft", __doc__, "lora.r=16"), SFTJobConfig, run_sft, argv)
+    from jobs import preflight
+
+    return job_main(parser("sft", __doc__, "lora.r=16"), SFTJobConfig, run_sft, argv, preflight=preflight.sft)
 
 
 if __name__ == "__main__":

@@ -13,19 +13,23 @@
     kgym demo [--out DIR] [--workers N] [--size S]   (the Ray farm's main job; see jobs/demo.py)
 
 Exit status: 0 when a verdict was produced (pass or fail), 1 when kgym itself failed, 2 for bad
-usage or unreadable input.
+usage or unreadable input (one line naming the flag or file), 141 when the reader of a pipe left early
+(`kgym tasks list | head`: no traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 
 from kgym import cli_eval, cli_tasks
-from kgym.cli_common import UsageError
+from kgym.cli_common import UsageError, run_piped
 
 EXAMPLES = Path(__file__).parent / "examples"
 
@@ -183,6 +187,19 @@ def check_reference(reference, path: str) -> None:
     raise UsageError(f"reference file {path!r}: {call} raised {type(e).__name__}: {e}{where}")
 
 
+def _check_verify_args(args: argparse.Namespace) -> None:
+    """Numbers a user can get wrong, refused by name before anything runs: a negative timeout used to
+    come back as the candidate's TIMEOUT, negative runs as its "malformed timings", 0 runs as 10."""
+    if args.runs is not None and args.runs < 1:
+        raise UsageError(f"--runs {args.runs}: give at least 1 timed run (or leave it out: 100 on CUDA, 10 on CPU)")
+    if not args.timeout > 0:  # also NaN
+        raise UsageError(f"--timeout {args.timeout:g}: give a positive number of seconds (default 120)")
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise UsageError(f"--metrics-port {args.metrics_port}: give a port from 0 (any free one) to 65535")
+    if not args.metrics_hold >= 0:
+        raise UsageError(f"--metrics-hold {args.metrics_hold:g}: give 0 or more seconds")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from kgym.verify import ReferenceError, VerifyConfig, verify
 
@@ -195,6 +212,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         args.candidate = args.candidate or str(folder / "candidate.py")
     if not args.reference or not args.candidate:
         raise UsageError("give --reference and --candidate (or --example NAME)")
+    _check_verify_args(args)
     ref = _read(args.reference, "reference")
     cand = _read(args.candidate, "candidate")
     try:
@@ -215,11 +233,41 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     check_reference(reference, args.reference)
     if args.out is None and args.metrics_port is None:
-        verdict = verify(reference, cand, config, zygote=not args.no_zygote)
+        with waiting_notice(args.timeout):
+            verdict = verify(reference, cand, config, zygote=not args.no_zygote)
         _print_verdict(args, verdict)
     else:
         verdict = _verify_recorded(args, config, reference, ref, cand)  # prints before --metrics-hold
     return 1 if verdict.error else 0
+
+
+@contextlib.contextmanager
+def waiting_notice(timeout_s: float, stream=None, first_s: float = 5.0, every_s: float = 15.0):
+    """While the block runs, a line on stderr (a terminal only: logs and pipes stay as they were) after
+    `first_s` and every `every_s` after, so that a candidate that hangs until --timeout is not two
+    minutes of silence. Stops when the block ends."""
+    stream = stream or sys.stderr
+    if not stream.isatty():
+        yield
+        return
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def tell() -> None:
+        wait = first_s
+        while not done.wait(wait):
+            stream.write(f"kgym verify: still verifying after {time.monotonic() - t0:.0f} s (a hung candidate is "
+                         f"stopped after --timeout {timeout_s:g} s per request)\n")
+            stream.flush()
+            wait = every_s
+
+    thread = threading.Thread(target=tell, name="kgym-verify-notice", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def _print_verdict(args: argparse.Namespace, verdict) -> None:
@@ -235,8 +283,6 @@ def _print_verdict(args: argparse.Namespace, verdict) -> None:
 
 def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: str, cand_source: str):
     """`kgym verify --out/--metrics-port`: the same verification, streamed to records and metrics."""
-    import time
-
     from kgym.contract import EvalRequest
     from kgym.metrics import Metrics, start_exporter
     from kgym.records import RecordWriter, custom_task, verify_items
@@ -252,7 +298,7 @@ def _verify_recorded(args: argparse.Namespace, config, reference, ref_source: st
         if args.out is not None:
             run_id = args.run_id or time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}"
             writer = RecordWriter(args.out, run_id=run_id, job_id=args.job_id)
-        with Verifier(config, spares=0, zygote=not args.no_zygote) as verifier:
+        with waiting_notice(args.timeout), Verifier(config, spares=0, zygote=not args.no_zygote) as verifier:
             [done] = verify_items([EvalRequest(task, ref_source, cand_source, seed=args.seed)], verifier,
                                   writer=writer, metrics=metrics)
         if writer is not None:
@@ -370,14 +416,28 @@ def _add_demo_parser(sub) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     try:
+        from jobs.config import ConfigError
         from jobs.demo import config_from_args, run_demo
     except ImportError as e:
         raise UsageError(f"the demo needs the farm extra (pip install -e '.[farm]'): {e}") from None
-    summary = run_demo(config_from_args(args))
+    try:
+        summary = run_demo(config_from_args(args))
+    except ConfigError as e:  # found once the config is read: an unwritable records.out, a farm Ray cannot serve
+        raise UsageError(str(e)) from None
     return 0 if not summary.unmet and not summary.farm_errors else 1
 
 
 def main(argv: list[str] | None = None) -> int:
+    return run_piped(lambda: _main(argv))
+
+
+def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:2] == ["eval", "run"]:
+        # the batch job parses its own options: argparse's REMAINDER refused a first one that starts
+        # with "--" (`kgym eval run --kernelbench DIR` was "unrecognized arguments")
+        rest = argv[3:] if argv[2:3] == ["--"] else argv[2:]  # the old spelling, `kgym eval run -- ...`, too
+        return cli_eval.cmd_run(argparse.Namespace(rest=rest))
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

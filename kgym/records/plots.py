@@ -93,12 +93,24 @@ def solve_rate_figure(df: pd.DataFrame) -> Figure:
     table = s.solve_rate["solve_rate"].unstack("stage") if len(s.solve_rate) else pd.DataFrame()
     stages = [st for st in STAGE_COLORS if st in table.columns] + sorted(set(table.columns) - set(STAGE_COLORS))
     table = table.reindex(columns=stages).sort_index(ascending=False)  # first family on top
-    fig = Figure(figsize=(7.5, _height(len(table) * max(1, len(stages)) * 0.45)))
+    present = [[st for st in stages if pd.notna(table.loc[f, st])] for f in table.index]
+    fig = Figure(figsize=(7.5, _height(sum(len(p) for p in present) * 0.45 + len(table) * 0.3)))
     ax = fig.add_subplot()
     if len(table):
-        colors = [STAGE_COLORS.get(st, PALETTE[10 + i % 10]) for i, st in enumerate(stages)]
-        table.plot.barh(ax=ax, color=colors, width=0.8)
-        _legend_outside(ax, "stage")
+        # Each family's bars are only the stages it has, centred on its label (pandas' grouped barh gave
+        # every family a slot per stage of the run, so a family with one stage had its bar off its label).
+        colors = {st: STAGE_COLORS.get(st, PALETTE[10 + i % 10]) for i, st in enumerate(stages)}
+        height = 0.8 / max(1, max(len(p) for p in present))
+        for y, (family, have) in enumerate(zip(table.index, present)):
+            for k, st in enumerate(have):
+                offset = (k - (len(have) - 1) / 2) * height
+                ax.barh(y - offset, table.loc[family, st], height=height * 0.95, color=colors[st],
+                        label=st if st not in ax.get_legend_handles_labels()[1] else None)
+        ax.set_yticks(range(len(table)), list(table.index))
+        ax.set_ylim(-0.6, len(table) - 0.4)
+        handles = {lab: h for h, lab in zip(*ax.get_legend_handles_labels())}
+        ax.legend([handles[st] for st in stages if st in handles], [st for st in stages if st in handles],
+                  title="stage", fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     else:
         ax.text(0.5, 0.5, "no verdicts", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlim(0, 1.0)
@@ -136,17 +148,25 @@ def speedups_figure(df: pd.DataFrame) -> Figure:
     places = sorted(where.unique()) if len(correct) else []
     families = sorted(correct["family"].unique(), reverse=True) if len(correct) else []  # first on top
     colors = family_colors(families)
-    fig = Figure(figsize=(10.5, _height(len(families), 0.3) * max(1, len(places))))
+    # A baseline no correct candidate was timed against (torch.compile on a CPU run, where it is not
+    # measured) gets no panel of its own, only a line saying so: half the figure was an empty panel.
+    baselines = [(b, name) for b, name in (("eager", "eager PyTorch"), ("compile", "torch.compile"))
+                 if len(correct) and correct[f"speedup_{b}"].notna().any()]
+    missing = [name for b, name in (("eager", "eager PyTorch"), ("compile", "torch.compile"))
+               if b not in {x for x, _ in baselines}]
+    places = places if baselines else []
+    width = 10.5 if len(baselines) == 2 else 6.5
+    fig = Figure(figsize=(width, _height(len(families), 0.3) * max(1, len(places))))
     if not places:
         ax = fig.add_subplot()
         ax.text(0.5, 0.5, "no correct candidate was timed", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return fig
-    axes = fig.subplots(len(places), 2, squeeze=False, sharey=True)
+    axes = fig.subplots(len(places), len(baselines), squeeze=False, sharey=True)
     rows = {family: i + 1 for i, family in enumerate(families)}  # one row per family in every panel
     for row, place in enumerate(places):
         here = correct[where == place]
-        for col, (baseline, name) in enumerate((("eager", "eager PyTorch"), ("compile", "torch.compile"))):
+        for col, (baseline, name) in enumerate(baselines):
             ax = axes[row][col]
             data, fams = [], []
             for family in families:
@@ -178,6 +198,10 @@ def speedups_figure(df: pd.DataFrame) -> Figure:
         axes[row][0].annotate(f"timed on {place}{note}", xy=(0, 1), xycoords="axes fraction", xytext=(0, 22),
                               textcoords="offset points", fontsize=9, fontweight="bold", va="bottom")
     fig.suptitle("Speedup of correct candidates", y=1.0)
+    if missing:
+        fig.text(0.5, 0.0, f"no data vs {' or '.join(missing)}: no correct candidate was timed against it"
+                 + (" (a CPU run does not measure torch.compile)" if "torch.compile" in missing else ""),
+                 ha="center", va="top", fontsize=8, color="dimgray")
     fig.tight_layout()
     return fig
 

@@ -74,15 +74,24 @@ def modes_figure(run: RLRun) -> Figure:
     if len(w):
         x = range(len(w))
         for k, mode in enumerate(("single", "repair")):
-            axes[0].bar([i + (k - 0.5) * 0.38 for i in x], w[f"solve_rate_{mode}"].fillna(0), width=0.38,
+            xs = [i + (k - 0.5) * 0.38 for i in x]
+            axes[0].bar(xs, w[f"solve_rate_{mode}"].fillna(0), width=0.38,
                         color=MODE_COLORS[mode], label="single-turn" if mode == "single" else "repair")
+            _no_data_marks(axes[0], xs, w[f"solve_rate_{mode}"])
         axes[1].bar(list(x), w["hybrid_rate"].fillna(0), width=0.5, color="#2ca02c")
+        _no_data_marks(axes[1], list(x), w["hybrid_rate"])
         for ax in axes:
             ax.set_xticks(list(x), [f"steps {s}" for s in w["steps"]], fontsize=8)
+    else:  # two empty axes said nothing about why
+        for ax in axes:
+            ax.text(0.5, 0.5, "no data: no committed step with scored episodes", ha="center", va="center",
+                    transform=ax.transAxes, color="dimgray")
+            ax.set_xticks([])
     axes[0].set_ylabel("solve rate")
     axes[0].set_ylim(0, 1.05)
     axes[0].set_title("repair vs single-turn solve rate", fontsize=10)
-    axes[0].legend(fontsize=8, frameon=False)
+    if len(w):
+        axes[0].legend(fontsize=8, frameon=False)
     axes[1].set_ylabel("solved answers with a library call")
     axes[1].set_ylim(0, 1.05)
     axes[1].set_title("hybrid rate (cuBLAS/cuDNN + Triton) of solved answers", fontsize=10)
@@ -90,6 +99,16 @@ def modes_figure(run: RLRun) -> Figure:
         ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     return fig
+
+
+def _no_data_marks(ax, xs, values) -> None:
+    """A bar with no value (no episode of that mode, no solved answer in the window) says "no data"
+    instead of reading as a measured 0, and a measured 0, which draws no bar, says "0"."""
+    for x, v in zip(xs, values):
+        text = "no data" if v is None or v != v else "0" if v == 0 else None  # v != v: NaN
+        if text:
+            ax.text(x, 0.02, text, rotation=90 if len(text) > 1 else 0, ha="center", va="bottom", fontsize=7,
+                    color="dimgray")
 
 
 def speed_figure(run: RLRun) -> Figure:
@@ -108,13 +127,19 @@ def speed_figure(run: RLRun) -> Figure:
         rows = []
         for family in fams:
             f = g[g["family"] == family]
-            rows.append((family, (f["speedup_eager"].dropna() > 1).mean() if f["speedup_eager"].notna().any() else 0,
-                         (f["speedup_compile"].dropna() > 1).mean() if f["speedup_compile"].notna().any() else 0,
+            nan = float("nan")  # not measured (torch.compile on a CPU run): "no data", not a share of 0
+            rows.append((family, (f["speedup_eager"].dropna() > 1).mean() if f["speedup_eager"].notna().any() else nan,
+                         (f["speedup_compile"].dropna() > 1).mean() if f["speedup_compile"].notna().any() else nan,
                          len(f)))
         y = list(range(len(rows)))[::-1]
-        ax.barh([v + 0.19 for v in y], [r[1] for r in rows], height=0.38, color="#1f77b4", label="beats eager")
-        ax.barh([v - 0.19 for v in y], [r[2] for r in rows], height=0.38, color="#d62728",
-                label="beats torch.compile")
+        for k, (offset, color, label) in enumerate(((0.19, "#1f77b4", "beats eager"),
+                                                     (-0.19, "#d62728", "beats torch.compile"))):
+            ys, shares = [v + offset for v in y], [r[1 + k] for r in rows]
+            ax.barh(ys, [0 if v != v else v for v in shares], height=0.38, color=color, label=label)
+            for yy, v in zip(ys, shares):
+                if v != v:
+                    ax.text(0.01, yy, f"{label.removeprefix('beats ')}: no data", va="center", fontsize=7,
+                            color="dimgray")
         ax.set_yticks(y, [f"{r[0]} (n={r[3]})" for r in rows], fontsize=8)
         ax.set_xlim(0, 1.05)
         ax.set_xlabel("share of solved answers with speedup > 1")

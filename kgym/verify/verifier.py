@@ -84,6 +84,17 @@ class VerifyConfig:
     # path; the farm's worker measures it after the verdict. Leave False for compile or joint rewards.
     defer_compile: bool = False
 
+    def __post_init__(self) -> None:
+        # A bad number here would come back as a verdict against the candidate (a negative timeout as its
+        # TIMEOUT, negative runs as its malformed timings) or be replaced silently (0 runs as the default).
+        for name, value, low in (("timed_runs", self.timed_runs, 1), ("warmup_runs", self.warmup_runs, 0),
+                                 ("max_remeasure", self.max_remeasure, 0)):
+            if value is not None and value < low:
+                raise ValueError(f"{name} {value}: must be at least {low}")
+        for name, value in (("timeout_s", self.timeout_s), ("memory_limit_gb", self.memory_limit_gb)):
+            if value is not None and not value > 0:
+                raise ValueError(f"{name} {value}: must be a positive number")
+
     def resolved_device(self) -> torch.device:
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
