@@ -39,7 +39,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 SPLIT = ("step_s", "rollout_s", "generation_s", "generation_tokens_per_s", "verification_s", "verify_busy_s",
-         "learning_s", "sleep_s", "wake_s", "sync_s", "checkpoint_s")
+         "learning_s", "sleep_s", "wake_s", "sync_s", "checkpoint_s", "generate_calls", "mean_batch")
 
 
 def scrape(port: int) -> str | None:

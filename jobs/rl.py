@@ -336,9 +336,11 @@ class RLController:
             return
         self.job.pool.prefetch([BaselineRequest.for_task(t) for t in tasks])
 
-    def _engine_stats(self) -> tuple[float, float]:
+    def _engine_stats(self) -> tuple[float, float, int, int]:
+        """(engine-busy seconds, generated tokens, engine calls, requests served), summed over engines."""
         stats = self._get([r.stats.remote() for r in self.rollouts], "the engines' stats")
-        return (sum(float(s["generate_seconds"]) for s in stats), sum(float(s["generated_tokens"]) for s in stats))
+        return (sum(float(s["generate_seconds"]) for s in stats), sum(float(s["generated_tokens"]) for s in stats),
+                sum(int(s["engine_calls"]) for s in stats), sum(int(s["requests"]) for s in stats))
 
     def _sleep(self) -> float:
         """Colocated mode: the engine frees its GPU memory for the learner (vLLM sleep mode)."""
@@ -375,7 +377,7 @@ class RLController:
         self.log(f"jobs.rl: step {s}: rolling out {len(tasks)} group(s)")
 
         # 2-3. rollouts, scoring, bounded resampling of all-equal groups
-        gen0, tok0 = self._engine_stats()
+        gen0, tok0, calls0, req0 = self._engine_stats()
         t0 = time.perf_counter()
         groups: list[rl_steps.ScoredGroup] = []
         round_tasks = tasks
@@ -392,7 +394,7 @@ class RLController:
             round_tasks = (self._get(self.task_actor.sample.remote(len(again)), "drawing tasks")
                            if cfg.resample.new_task else [g.task for g in again])
         rollout_s = time.perf_counter() - t0
-        gen1, tok1 = self._engine_stats()
+        gen1, tok1, calls1, req1 = self._engine_stats()
         generation_s = max(0.0, gen1 - gen0)
         for g in groups:  # the ladder hears every attempt, resampled groups' too
             for e in (g.result.episodes if g.result else []):
@@ -454,7 +456,8 @@ class RLController:
             "rollout_s": rollout_s, "generation_s": min(generation_s, rollout_s),
             "verification_s": max(0.0, rollout_s - generation_s), "verify_busy_s": verify_busy,
             "verifications": nver, "learning_s": learning_s, "sync_s": sync_s, "eval_s": eval_s,
-            "sleep_s": sleep_s, "wake_s": wake_s,
+            "sleep_s": sleep_s, "wake_s": wake_s, "generate_calls": calls1 - calls0,
+            "mean_batch": (req1 - req0) / (calls1 - calls0) if calls1 > calls0 else None,
         }
         for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift", "sampler_kl",
                      "is_truncated_fraction"):

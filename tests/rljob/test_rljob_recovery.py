@@ -85,6 +85,9 @@ def test_dead_actors_are_replaced_and_a_wedged_learner_ends_the_job(tiny, tmp_pa
     assert summary["steps"] == 2 and summary["restarts"] == 2, "\n".join(lines[-30:])
     steps = load(run, Table.STEPS)
     assert list(steps["step"]) == [1, 2] and list(steps["attempt"]) == [2, 3]
+    # the step split: engine calls and their batch size; a CPU run never sleeps the engine
+    assert (steps["generate_calls"] >= 1).all() and (steps["mean_batch"] >= 1).all()
+    assert (steps["sleep_s"] == 0).all() and (steps["wake_s"] == 0).all()
     assert sorted(markers(run)) == [1, 2]
     attempts = {a["attempt"]: a for a in RLRecords(run).attempts()}
     assert [attempts[i]["outcome"] for i in (1, 2, 3)] == ["retried", "retried", "done"]
