@@ -21,20 +21,11 @@ import time
 from pathlib import Path
 
 import pytest
-from rljob_helpers import REPO, write_choice_file
+from rljob_helpers import REPO
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(__import__("importlib").util.find_spec("vllm") is None,
                                  reason="vLLM is not installed (pip install -e '.[rollout]')")]
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    from tiny import save_tiny
-
-    root = tmp_path_factory.mktemp("rljob-recovery")
-    model, _ = save_tiny(root / "model")
-    return model, write_choice_file(root / "choices.json")
 
 
 def _sets(model: Path, choices: Path, out: Path, run_id: str, *extra: str) -> list[str]:
