@@ -81,6 +81,15 @@ _GUARD_SWITCHES_PY = ("_disable_current_modes", "_pop_mode", "_pop_mode_temporar
 _UNPICKLE_PACKAGES = frozenset({"kgym", "torch", "builtins", "copyreg", "collections"})
 
 
+def _site_dirs() -> list[str]:
+    import site
+
+    try:
+        return [*site.getsitepackages(), site.getusersitepackages()]
+    except AttributeError:  # an embedded interpreter's site module may lack them
+        return []
+
+
 class AuditTripwire:
     def __init__(self, candidate_file: str, writable_dir: str, report: Callable[[str, str], None]):
         self.candidate_file = os.path.realpath(candidate_file)
@@ -89,8 +98,11 @@ class AuditTripwire:
         self.violations: list[str] = []
         paths = sysconfig.get_paths()
         self._stdlib = tuple({os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib")})
-        # site-packages usually lies inside the stdlib folder: library frames, not stdlib frames
-        self._site = tuple({os.path.realpath(paths[k]) for k in ("purelib", "platlib")})
+        # site-packages usually lies inside the stdlib folder: library frames, not stdlib frames. In a
+        # virtual environment that sees the system's packages, those live under the base interpreter's
+        # stdlib folder, which sysconfig does not name: site does (an honest kernel's Triton frames
+        # there were taken for stdlib frames and its launches refused).
+        self._site = tuple({os.path.realpath(p) for p in (paths["purelib"], paths["platlib"], *_site_dirs())})
         import triton
 
         self._triton = os.path.dirname(os.path.realpath(triton.__file__))
