@@ -31,8 +31,10 @@ from pathlib import Path
 # last def, the harness's globals fingerprinted), and from here on every change of kgym/verify's
 # sources comes with a new version (the fingerprint below).
 # 5: inputs compared bitwise (NaN-aware) after every run, timed runs included (issue 29).
-VERIFIER_VERSION = "kgym-verify-5"
-VERIFIER_SOURCE_FINGERPRINT = "40d91452daef7833"
+# 6: no hidden case leaves the operation trivial (such a case is replaced by its mixed-sign variant),
+# and partial credit needs the nominal case (kgym/reward.py; issue 29).
+VERIFIER_VERSION = "kgym-verify-6"
+VERIFIER_SOURCE_FINGERPRINT = "fe93ca5411f5d671"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

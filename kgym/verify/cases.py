@@ -2,7 +2,8 @@
 
 Six cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated, absolute value and
 shifted (every nonzero value moved up by 200 x mean|x|; transforms apply to floating-point tensors
-only). The seeds come from a secret the candidate's
+only; `mixed_sign` gives a case's variant where its inputs leave the operation trivial, judged by
+`trivial_kind`, the verifier's `_case_plan` decides). The seeds come from a secret the candidate's
 process never sees. Inputs are generated on the verification device (`with torch.device(...)`), so a
 6.4 GB input costs milliseconds, not the minute KernelBench spends on the CPU.
 
@@ -46,6 +47,18 @@ CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
     ("abs", lambda x: x.abs()),
     ("shifted", _shifted),
 )
+
+
+def mixed_sign(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A case's mixed-sign variant: its transform, then every value's sign flipped on a fair coin (drawn
+    from the case's own seeded generator, after `get_inputs`). It replaces a case whose inputs leave the
+    operation trivial (`trivial_kind`): ReLU on the abs or shifted inputs is the identity."""
+    def variant(x: torch.Tensor) -> torch.Tensor:
+        y = transform(x)
+        return torch.where(torch.rand(y.shape, device=y.device) < 0.5, -y, y)
+    return variant
+
+
 STRICT_TOL = 1e-4
 LOOSE_TOL = 1e-2
 # Tolerance for outputs that are not float32 (a reference in fp16/bf16 keeps its own precision).
@@ -147,3 +160,45 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None
     if bad_strict:
         note = f"{bad_strict} of {n} values out of tolerance (flat index: {', '.join(first_bad)})"
     return Comparison(bad_strict == 0, bad_loose == 0, max_abs, max_rel, note)
+
+
+def trivial_kind(ref_out: Any, inputs: list[Any], tolerance: float | None = None) -> str | None:
+    """What trivial function of its inputs the reference's output is, within the strict tolerance of
+    `compare` (a kernel computing that function would pass the case): "a constant (c)", zeros
+    included, or "a x input k" (a copy, a negation or a scaling of an input of as many elements,
+    whatever its shape); None if neither. Judged for finite floating-point outputs of two or more
+    elements (an output with NaN or Inf is not judged). Cost: two passes over the output, then each
+    candidate function is tried on a strided sample of 4096 elements first and on the whole output
+    only if the sample fits it (a non-trivial output costs little more than the two passes)."""
+    if not isinstance(ref_out, torch.Tensor) or not ref_out.is_floating_point() or ref_out.numel() < 2:
+        return None
+    work = torch.float64 if ref_out.dtype == torch.float64 else torch.float32
+    r = ref_out.detach().reshape(-1).to(work)
+    if not bool(torch.isfinite(r).all()):
+        return None
+    tol = tolerance_for(ref_out.dtype, tolerance)
+    scale = min(1.0, float(r.abs().mean(dtype=torch.float64)))
+    step = max(1, r.numel() // 4096)
+
+    def fits(f: Callable[[slice], torch.Tensor]) -> bool:
+        for part in (slice(None, None, step), slice(None)):  # the sample, then everything
+            got, want = f(part), r[part]
+            if not bool(((got - want).abs() <= tol * want.abs() + tol * scale).all()):
+                return False
+        return True
+
+    c = float(r.mean(dtype=torch.float64))
+    if fits(lambda part: torch.full_like(r[part], c)):
+        return f"a constant ({c:.4g})"
+    for k, x in enumerate(inputs):
+        if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() == r.numel()):
+            continue
+        xs = x.detach().reshape(-1).to(work)
+        sample = xs[::step].double()
+        xx = float((sample * sample).sum())
+        if not (math.isfinite(xx) and xx > 0):
+            continue
+        a = float((r[::step].double() * sample).sum()) / xx  # least squares on the sample
+        if math.isfinite(a) and fits(lambda part, xs=xs, a=a: xs[part] * a):
+            return f"{a:.4g} x input {k}"
+    return None

@@ -110,6 +110,7 @@ class Verifier:
         self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode, zygote=zygote)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
+        self._plans: dict[tuple, tuple[list, list[str]]] = {}  # hidden cases per task (_case_plan)
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
 
     def _child_device(self) -> str:
@@ -201,6 +202,39 @@ class Verifier:
         return cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name), transform,
                                      self.device)
 
+    def _case_plan(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig
+                   ) -> tuple[list[tuple[str, Any]], list[str]]:
+        """The hidden cases of this task as (name, transform), with notes: a case whose inputs leave the
+        operation trivial (the reference's output a constant, or a copy or multiple of an input, where
+        the nominal output is neither: `cases.trivial_kind`) is replaced by its mixed-sign variant, else
+        by a plain draw under its seed; a copy kernel earned the abs and shifted cases of ReLU. Decided
+        once per (task, seed, tolerance) and verifier (the inputs depend on those and the secret only),
+        from reference forwards on the case inputs; a task trivial on its nominal inputs is left as is."""
+        key = (ref.sha256, cfg.seed, cfg.tolerance)
+        if key in self._plans:
+            return self._plans[key]
+        def kind(name: str, transform: Any) -> str | None:
+            inputs = self._case_inputs(ref, cfg, name, transform)
+            return cases_mod.trivial_kind(_reference_forward(model, inputs), inputs, cfg.tolerance)
+        plan, notes = list(cases_mod.CASES), []
+        if kind(*plan[0]) is None:
+            for k, (name, transform) in enumerate(plan[1:], 1):
+                why = kind(name, transform)
+                if why is None:
+                    continue
+                for label, variant in (("its mixed-sign variant", cases_mod.mixed_sign(transform)),
+                                       ("a plain draw", lambda x: x)):
+                    plan[k] = (name, variant)
+                    note = (f"hidden case {name}: the reference's output is {why} of its inputs there (the "
+                            f"operation is trivial on them), so it was replaced by {label}")
+                    if kind(name, variant) is None:
+                        break
+                notes.append(note)
+        if len(self._plans) >= 4096:
+            self._plans.clear()
+        self._plans[key] = (plan, notes)
+        return plan, notes
+
     def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: Verdict) -> dict[str, Any] | None:
         """One request to the child. None when a tripwire fired (the verdict then says which)."""
         try:
@@ -238,7 +272,10 @@ class Verifier:
         # Gates 2-4 on the hidden cases; the first forward compiles the kernels.
         t = time.perf_counter()
         nominal: list[Any] | None = None
-        for k, (name, transform) in enumerate(cases_mod.CASES):
+        plan, plan_notes = self._case_plan(ref, model, cfg)
+        v.stages_s["case_plan"] = time.perf_counter() - t
+        v.notes.extend(plan_notes)
+        for k, (name, transform) in enumerate(plan):
             inputs = self._case_inputs(ref, cfg, name, transform)
             if name == "nominal":
                 nominal = inputs
