@@ -59,6 +59,16 @@ def speedup_for(verdict: Verdict, baseline: str) -> float | None:
     return min(known) if len(known) == 2 else None
 
 
+def baselines_stable(verdict: Verdict, baseline: str) -> bool:
+    """Speed is paid only against baselines marked stable (issue 29): an unstable one (spread over the
+    variation gate, or over its median: `kgym.verify.baselines.usable`) can be skewed by whatever ran
+    beside it. A baseline the verdict does not hold
+    leaves its speedup None (no credit either way); rows rebuilt from records carry no stability."""
+    kinds = ("eager", "compile") if baseline == "joint" else (baseline,)
+    return all(t is None or (t.stable and 0 <= t.spread_ms <= t.median_ms)
+               for t in (verdict.timings.get(k) for k in kinds))
+
+
 def speed_score(v: float | None, cfg: RewardConfig) -> float:
     if v is None or v <= 0:
         return 0.0
@@ -97,7 +107,8 @@ def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: in
     c = verdict.fraction_passed if nominal_passed(verdict) else 0.0
     cand = verdict.timings.get("candidate")
     stable = cand is not None and cand.stable
-    speed_ok = c == 1.0 and verdict.gate is None and stable and (cfg.reward_flagged or not verdict.flagged)
+    speed_ok = (c == 1.0 and verdict.gate is None and stable and baselines_stable(verdict, cfg.baseline)
+                and (cfg.reward_flagged or not verdict.flagged))
     s = speed_score(speedup_for(verdict, cfg.baseline), cfg) if speed_ok else 0.0
     r = cfg.correctness_weight * c + cfg.speed_weight * s - churn_penalty(submissions, cfg)
     return max(0.0, r)

@@ -33,8 +33,10 @@ from pathlib import Path
 # 5: inputs compared bitwise (NaN-aware) after every run, timed runs included (issue 29).
 # 6: no hidden case leaves the operation trivial (such a case is replaced by its mixed-sign variant),
 # and partial credit needs the nominal case (kgym/reward.py; issue 29).
-VERIFIER_VERSION = "kgym-verify-6"
-VERIFIER_SOURCE_FINGERPRINT = "fe93ca5411f5d671"
+# 7: baselines timed only once the candidate's process is dead; unstable baselines neither cached nor
+# paid (issue 29).
+VERIFIER_VERSION = "kgym-verify-7"
+VERIFIER_SOURCE_FINGERPRINT = "fd669e7315f7fe4e"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

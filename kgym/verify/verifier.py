@@ -36,6 +36,7 @@ from kgym.verify.baselines import (
     device_name,
     measure_baseline,
     measure_model,
+    usable,
 )
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.library import record_library_calls
@@ -309,12 +310,28 @@ class Verifier:
             v.stages_s["timing"] = time.perf_counter() - t
             if cand is None:
                 return
+            # Nothing is timed for a baseline while the candidate's process can run: it is killed and
+            # reaped first (its GPU work ends with its context). Alive, it could keep the device or the
+            # host busy while the baseline is timed (a slower baseline inflates every speedup).
             t = time.perf_counter()
-            self._baselines(ref, model, nominal, cfg, v, runs, warmup, cached)
+            dead = proc.kill()
+            v.stages_s["candidate_exit"] = time.perf_counter() - t
+            t = time.perf_counter()
+            if dead:
+                self._baselines(ref, model, nominal, cfg, v, runs, warmup, cached)
+            else:
+                v.timings["eager"] = v.timings["compile"] = None
+                v.notes.append("the candidate's process did not exit when killed: no baseline was timed (no speed "
+                               "credit)")
             v.stages_s["baselines"] = time.perf_counter() - t
         eager, comp = v.timings.get("eager"), v.timings.get("compile")
         v.speedup_eager = eager.median_ms / cand.median_ms if eager else None
         v.speedup_compile = comp.median_ms / cand.median_ms if comp else None
+        for kind, b in (("eager", eager), ("compile", comp)):
+            if b is not None and not usable(b):  # the reward pays speed only against stable baselines
+                v.notes.append(f"the {kind} baseline's run-to-run variation ({b.spread_ms:.4g} ms p90-p10 at a median "
+                               f"of {b.median_ms:.4g} ms) exceeds the variation gate or its median: it was not "
+                               f"cached and earns no speed credit against it")
         v.flagged = any(s is not None and s > FLAG_SPEEDUP for s in (v.speedup_eager, v.speedup_compile))
         if device.type == "cpu":
             v.notes.append("timed on the CPU with host clocks (Triton interpreter): CPU speed is not "
@@ -597,11 +614,14 @@ class Verifier:
         return ["eager"] + (["compile"] if want_compile else [])
 
     def _keep(self, key: str, old: Timing | None, fresh: Timing) -> Timing:
-        """The figure a full measurement leaves in the cache: only ever a faster one (the candidate's
-        process, or load, can slow a measurement, not speed it up)."""
+        """The figure a full measurement leaves in the cache: only ever a faster one (load can slow a
+        measurement, not speed it up), and only a stable one (an unstable figure, spread over the
+        variation gate, "agrees" with any re-measure within its spread and would never be replaced:
+        it is used for this verdict only, and the reward pays no speed against it)."""
         if old is not None and old.median_ms <= fresh.median_ms:
             return old
-        self.cache.put(key, fresh)
+        if usable(fresh):
+            self.cache.put(key, fresh)
         return fresh
 
     def _baselines(self, ref, model, nominal, cfg, v, runs, warmup, cached: dict[str, Timing | None]) -> None:
