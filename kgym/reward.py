@@ -6,14 +6,16 @@
                                                       passed (see `unwatched_failure`)
     R = w_c * c + w_s * s * [c = 1 and stable and not flagged] - churn
 
-    c = fraction of the hidden cases passed (strict 1e-4 tolerance)
+    c = fraction of the hidden cases passed (strict 1e-4 tolerance), 0 unless the nominal case passed
+        (`nominal_passed`: a Taylor polynomial right only on the x0.01 case earns nothing)
     v = speedup against the chosen baseline: eager, compile, or joint = min(v_eager, v_compile)
         (joint never pays for being slower than eager: the study's lesson 6.1)
     s = clip(log(v / v_lo) / log(v_hi / v_lo), 0, 1)  with v_lo = 0.75, v_hi = 4   (log scale)
     churn = churn_per_submission * (submissions - 1), at most churn_max (multi-turn episodes)
 
 Group post-processing (`group_rewards`): when no answer of a group passes every case, each answer
-gets loose-tolerance (1e-2) partial credit w_loose * c_loose on top, which stays below the reward of
+gets loose-tolerance (1e-2) partial credit w_loose * c_loose on top (0 unless the nominal case is
+within 1e-2), which stays below the reward of
 any verified answer (w_c = 0.5 > 0.4 + 0.05). A reward is never negative.
 """
 
@@ -57,6 +59,16 @@ def speedup_for(verdict: Verdict, baseline: str) -> float | None:
     return min(known) if len(known) == 2 else None
 
 
+def baselines_stable(verdict: Verdict, baseline: str) -> bool:
+    """Speed is paid only against baselines marked stable (issue 29): an unstable one (spread over the
+    variation gate, or over its median: `kgym.verify.baselines.usable`) can be skewed by whatever ran
+    beside it. A baseline the verdict does not hold
+    leaves its speedup None (no credit either way); rows rebuilt from records carry no stability."""
+    kinds = ("eager", "compile") if baseline == "joint" else (baseline,)
+    return all(t is None or (t.stable and 0 <= t.spread_ms <= t.median_ms)
+               for t in (verdict.timings.get(k) for k in kinds))
+
+
 def speed_score(v: float | None, cfg: RewardConfig) -> float:
     if v is None or v <= 0:
         return 0.0
@@ -76,20 +88,34 @@ def unwatched_failure(verdict: Verdict) -> bool:
     return verdict.gate == Gate.CORRECTNESS and bool(verdict.cases) and verdict.fraction_passed == 1.0
 
 
+def _nominal(verdict: Verdict):
+    """The nominal case: the one named so, else the first (the verifier runs it first)."""
+    return next((c for c in verdict.cases if c.name == "nominal"), verdict.cases[0] if verdict.cases else None)
+
+
+def nominal_passed(verdict: Verdict, loose: bool = False) -> bool:
+    """Partial credit needs the nominal case (issue 29): the other cases are variations of it, and one
+    alone can leave the operation nearly trivial (x0.01: a low-order Taylor polynomial of GELU or tanh
+    passes it; abs: ReLU is the identity). An answer wrong on the task's own inputs earns no share."""
+    nominal = _nominal(verdict)
+    return nominal is not None and bool(nominal.passed_loose if loose else nominal.passed)
+
+
 def reward(verdict: Verdict, cfg: RewardConfig = RewardConfig(), submissions: int = 1) -> float:
     if verdict.hard_failure or unwatched_failure(verdict):
         return 0.0
-    c = verdict.fraction_passed
+    c = verdict.fraction_passed if nominal_passed(verdict) else 0.0
     cand = verdict.timings.get("candidate")
     stable = cand is not None and cand.stable
-    speed_ok = c == 1.0 and verdict.gate is None and stable and (cfg.reward_flagged or not verdict.flagged)
+    speed_ok = (c == 1.0 and verdict.gate is None and stable and baselines_stable(verdict, cfg.baseline)
+                and (cfg.reward_flagged or not verdict.flagged))
     s = speed_score(speedup_for(verdict, cfg.baseline), cfg) if speed_ok else 0.0
     r = cfg.correctness_weight * c + cfg.speed_weight * s - churn_penalty(submissions, cfg)
     return max(0.0, r)
 
 
 def loose_credit(verdict: Verdict, cfg: RewardConfig = RewardConfig()) -> float:
-    if verdict.hard_failure or unwatched_failure(verdict) or not verdict.cases:
+    if verdict.hard_failure or unwatched_failure(verdict) or not nominal_passed(verdict, loose=True):
         return 0.0
     return cfg.loose_weight * sum(1 for c in verdict.cases if c.passed_loose) / len(verdict.cases)
 

@@ -18,7 +18,7 @@ import torch
 from kgym.contract import EvalRequest, WorkerInfo
 from kgym.tasks import make
 from kgym.verify import verifier as verifier_mod
-from kgym.verify.baselines import BaselineCache
+from kgym.verify.baselines import BaselineCache, usable
 from kgym.verify.verifier import DEFERRED_NOTE
 from ray_cluster.prefetch import BaselineRequest, Prefetcher
 
@@ -133,11 +133,15 @@ def test_eager_reward_verdicts_do_not_wait_for_compile_and_compile_ones_do(verif
     assert waited.stages_s["baselines_measured"] >= waited.stages_s["baselines"] * 0.5
     assert DEFERRED_NOTE not in waited.notes
 
-    # Measured once, it is free: a later eager-reward verdict carries it from the cache.
+    # Measured once, it is free: a later eager-reward verdict carries it from the cache. Unless it was
+    # unstable (the shared CPU): an unstable figure is never cached (issue 29), so it is deferred again.
     later = _verify(verifier, task, task.solution + "\n# another candidate\n", measure_compile=True,
                     defer_compile=True)
-    assert later.timings["compile"].cached and later.speedup_compile is not None
-    assert later.stages_s["baselines_measured"] == 0.0
+    if usable(comp):
+        assert later.timings["compile"].cached and later.speedup_compile is not None
+        assert later.stages_s["baselines_measured"] == 0.0
+    else:
+        assert later.timings["compile"] is None and DEFERRED_NOTE in later.notes
 
 
 def test_the_prefetcher_never_measures_during_a_verification(verifier):

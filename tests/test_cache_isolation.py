@@ -66,7 +66,7 @@ def test_a_planted_bad_baseline_is_replaced(verifier, relu_reference):
 
 
 def test_a_slower_re_measure_never_replaces_a_cached_baseline(verifier, relu_reference):
-    """The candidate's process is alive while the parent re-times the baseline and could slow it down
+    """A loaded machine (or, before issue 29, the live candidate process) could slow the re-measure down
     (which would inflate its speedup and, cached, every later one): a planted too-fast entry stands."""
     ref = load_reference(relu_reference)
     runs, warmup = verifier.config.timed_runs, verifier.config.warmup_runs

@@ -97,3 +97,19 @@ def test_timing_tripwires_are_hard_but_unstable_timing_is_not():
     soft timing gate (correctness share, no speed)."""
     assert reward(verdict(gate="isolation", se=4.0)) == 0.0
     assert reward(verdict(gate="timing", se=4.0)) == pytest.approx(0.5)
+
+
+def test_partial_credit_needs_the_nominal_case():
+    """Issue 29: the other cases vary the nominal one; alone, one can leave the operation nearly
+    trivial (a Taylor polynomial right on x0.01), so without the nominal case no share is paid."""
+    names = ["nominal", "x3", "x0.01", "negated", "abs", "shifted"]
+    def v(passed, loose):
+        return Verdict(passed=False, gate="correctness",
+                       cases=[CaseResult(n, n in passed, 0.0, 0.0, n in loose) for n in names])
+    assert reward(v({"x0.01"}, {"x0.01"})) == 0.0
+    assert reward(v({"x3", "x0.01", "negated", "abs", "shifted"}, set(names))) == 0.0
+    assert reward(v({"nominal", "x3"}, set())) == pytest.approx(0.5 * 2 / 6)
+    assert loose_credit(v(set(), set(names) - {"nominal"})) == 0.0  # loose credit: nominal within 1e-2
+    assert loose_credit(v(set(), {"nominal"})) == pytest.approx(0.05 / 6)
+    # cases named otherwise (older rows, tests): the first is the nominal one (the verifier's order)
+    assert reward(verdict(passed_cases=3, gate="correctness")) == pytest.approx(0.5 * 3 / 5)

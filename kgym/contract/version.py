@@ -1,5 +1,23 @@
 """The verifier's version: part of every evaluation id, so a verdict of one version is never reused
-as a verdict of another. Bump it whenever a gate's meaning changes (a new rule, a new tolerance)."""
+as a verdict of another. Bump it whenever a gate's meaning changes (a new rule, a new tolerance).
+
+`VERIFIER_SOURCE_FINGERPRINT` is the fingerprint (`source_fingerprint()`) of `kgym/verify`'s sources
+that this version was set for; `tests/test_version.py` fails when the sources change and the two are
+not updated together, so a verdict-changing commit cannot keep a stale version (version 3 stayed in
+force over 18 commits that changed verdicts, the sixth hidden case among them: stale verdicts were
+reused under unchanged ids). Comments and blank lines do not count; docstrings and code do. A change
+that provably changes no verdict may update the fingerprint alone, saying so in its commit message.
+Print the current fingerprint with
+`python -c "from kgym.contract.version import source_fingerprint as f; print(f())"`. Standard
+library only (the contract package imports no torch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import tokenize
+from pathlib import Path
 
 # 2: the verifier's second version (issue 15): runtime rules (guard from import to exit, exact-type
 # reads, thread count from the OS, output provenance, timed-run checks) and static and scoring rules
@@ -8,4 +26,42 @@ as a verdict of another. Bump it whenever a gate's meaning changes (a new rule, 
 # 3: the red team of 2026-12-03: on the CPU a kernel must pass Triton's GPU front end (no
 # interpreter-only Python in @triton.jit), kernels may not tell the compiler from the interpreter
 # (static), CPU candidate processes confined by Landlock.
-VERIFIER_VERSION = "kgym-verify-3"
+# 4: issue 29 (2026-12-04): the 18 verdict-changing commits after 3 (the sixth hidden case, the red
+# team's third round: match class patterns, chains through objects, compile names, the interpreter's
+# last def, the harness's globals fingerprinted), and from here on every change of kgym/verify's
+# sources comes with a new version (the fingerprint below).
+# 5: inputs compared bitwise (NaN-aware) after every run, timed runs included (issue 29).
+# 6: no hidden case leaves the operation trivial (such a case is replaced by its mixed-sign variant),
+# and partial credit needs the nominal case (kgym/reward.py; issue 29).
+# 7: baselines timed only once the candidate's process is dead; unstable baselines neither cached nor
+# paid (issue 29).
+# 8: a float32 output that fails is re-checked against a float64 reference at 4x torch's own float32
+# error on the case (the tolerance follows the reference's rounding; issue 29).
+# 9: the audit takes every site-packages folder `site` names for a library folder (in a virtual
+# environment seeing the system's packages, Triton's frames were taken for stdlib and honest
+# launches refused).
+VERIFIER_VERSION = "kgym-verify-9"
+VERIFIER_SOURCE_FINGERPRINT = "9e4bf1c8527ce30d"
+
+VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
+
+
+def _code_text(source: str) -> str:
+    """A module's source with comments, blank lines and trailing spaces dropped (the tokenizer finds
+    comments; a '#' inside a string is no comment)."""
+    lines = source.splitlines()
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col]
+    return "\n".join(line.rstrip() for line in lines if line.strip())
+
+
+def source_fingerprint(package: Path = VERIFY_PACKAGE) -> str:
+    """sha256 (hex, first 16 digits) over every .py file under `package`: its path relative to the
+    package and its code text. Any file added, removed, renamed or changed in code changes it."""
+    h = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0")
+        h.update(_code_text(path.read_text(encoding="utf-8")).encode() + b"\0")
+    return h.hexdigest()[:16]

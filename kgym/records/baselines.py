@@ -225,7 +225,7 @@ def _key_frame(df: pd.DataFrame, runs: str) -> pd.DataFrame:
 
 def join_baselines(evaluations: pd.DataFrame, baselines: pd.DataFrame) -> pd.DataFrame:
     """`evaluations` (a `load`ed frame) with each missing eager or compile figure of a timed
-    candidate filled from `baselines` (the fastest row of that kind for the same JOIN_KEY), its
+    candidate filled from `baselines` (the fastest stable row of that kind for the same JOIN_KEY), its
     speedup recomputed from the candidate's median; `eager_from` / `compile_from` say where each
     figure came from: "verdict", "baselines", or null when there is none. Rewards are not touched:
     a row's reward is what the learner got."""
@@ -234,6 +234,11 @@ def join_baselines(evaluations: pd.DataFrame, baselines: pd.DataFrame) -> pd.Dat
         df[f"{kind}_from"] = pd.Series(None, index=df.index, dtype=object)
         df.loc[df[f"{kind}_ms"].notna(), f"{kind}_from"] = "verdict"
     if not len(df) or not len(baselines):
+        return df
+    # Only stable figures stand for a speedup (issue 29): an unstable one, its spread over the
+    # variation gate, is the easiest to skew and was never cached by the verifier either.
+    baselines = baselines[baselines["stable"].fillna(False).astype(bool)]
+    if not len(baselines):
         return df
     keys = _key_frame(df, "candidate_runs")
     table = _key_frame(baselines, "runs")

@@ -8,12 +8,14 @@ one on a machine. Files are written to a temporary name and renamed.
 A cached baseline is validated before it is used: an eager baseline timed while the machine was
 loaded was cached as stable, and the same kernel then scored 0.78 on every later run instead of
 0.50. So every verdict re-times the cached eager baseline briefly (CHECK_RUNS runs) right after the
-candidate was timed, on the same device in the same quiet window; when the re-measure is faster by
-more than AGREE_FACTOR beyond the spreads (`agrees`), the entry is re-measured in full and replaced
-(the torch.compile entry too, since it was measured under the same conditions). An entry is only
-ever replaced by a faster figure: load makes timings slower, and so can the candidate's process,
-which is still alive while the parent measures; a cache that only gets faster cannot be poisoned by
-it (a first measurement slowed that way is corrected by the next candidate's check).
+candidate was timed and its process killed and reaped (nothing is timed for a baseline while a
+candidate's process can run), on the same device in the same quiet window; when the re-measure is
+faster by more than AGREE_FACTOR beyond the spreads (`agrees`), the entry is re-measured in full and
+replaced (the torch.compile entry too, since it was measured under the same conditions). An entry is
+only ever replaced by a faster figure: load makes timings slower; a cache that only gets faster
+cannot be poisoned by it (a first measurement slowed that way is corrected by the next candidate's
+check). Only stable figures are cached or read back (`usable`): an entry with a spread over the
+variation gate agrees with every re-measure within its spread and would never be replaced.
 
 Off the candidate's path (docs/farm.md, "Baselines off the candidate's path"): `measure_baseline` is
 the one function that times a baseline in full, whether a candidate's verification needs it now, a
@@ -53,6 +55,14 @@ def agrees(cached: Timing, fresh: Timing) -> bool:
     return lo_c <= hi_f * AGREE_FACTOR and lo_f <= hi_c * AGREE_FACTOR
 
 
+def usable(t: Timing) -> bool:
+    """May a baseline figure be cached and stand for later verdicts? Only a stable one (under the
+    variation gate, so its spread is at most its median too) with a positive median: an entry with a
+    spread larger than its median agrees with every re-measure (`agrees`) and is never replaced."""
+    return (type(t.stable) is bool and t.stable and isinstance(t.median_ms, (int, float))
+            and isinstance(t.spread_ms, (int, float)) and 0 < t.median_ms and 0 <= t.spread_ms <= t.median_ms)
+
+
 def check_runs(runs: int) -> int:
     return max(3, min(CHECK_RUNS, runs // 5))
 
@@ -87,14 +97,18 @@ class BaselineCache:
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
     def get(self, key: str) -> Timing | None:
+        """The cached entry, or None: none, unreadable, or not a stable figure (`usable`)."""
         try:
             with open(os.path.join(self.dir, key + ".json")) as f:
                 d = json.load(f)
-            return Timing(**{**d, "cached": True})
+            t = Timing(**{**d, "cached": True})
         except (OSError, ValueError, TypeError):
             return None
+        return t if usable(t) else None
 
     def put(self, key: str, t: Timing) -> None:
+        if not usable(t):
+            raise ValueError(f"an unstable baseline is never cached: {t}")
         os.makedirs(self.dir, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
         with os.fdopen(fd, "w") as f:

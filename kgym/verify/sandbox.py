@@ -259,6 +259,7 @@ class CandidateProcess:
         self.stdout_path = os.path.join(self.workdir, "stdout.txt")
         self.stderr_path = os.path.join(self.workdir, "stderr.txt")
         self.forked = zygote is not None
+        self._killed: bool | None = None  # kill()'s finding: None until killed, then whether it died
         self.seeded = False
         self.on_ready: Any = None  # called once with this process when `ready` arrives (before any load)
         self.on_start_failure: Any = None  # called once with this process if it dies or hangs before `ready`
@@ -439,7 +440,12 @@ class CandidateProcess:
             raise ChildFailure("crash", "unexpected data behind a reply: the candidate wrote to the harness's socket")
         return reply
 
-    def kill(self) -> None:
+    def kill(self) -> bool:
+        """Kill the process group and reap the process; True once it is dead (its GPU work ends with its
+        context). Idempotent: a second call signals nothing (the pid may belong to another process by
+        then) and reports what the first found."""
+        if self._killed is not None:
+            return self._killed
         self._signal_group(signal.SIGKILL)
         try:
             if isinstance(self.proc, _ForkedProc):
@@ -451,12 +457,14 @@ class CandidateProcess:
                 self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        self._killed = bool(self.proc.dead()) if isinstance(self.proc, _ForkedProc) else self.proc.poll() is not None
         self.sock.close()
         try:
             os.close(self._report_fd)
         except OSError:
             pass
         shutil.rmtree(self.workdir, ignore_errors=True)
+        return self._killed
 
 
 class Sandbox:

@@ -15,6 +15,7 @@ given without it, and the worker measures it later, off the candidate's path).
 from __future__ import annotations
 
 import contextlib
+import copy
 import secrets
 import statistics
 import time
@@ -36,6 +37,7 @@ from kgym.verify.baselines import (
     device_name,
     measure_baseline,
     measure_model,
+    usable,
 )
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.library import record_library_calls
@@ -121,6 +123,8 @@ class Verifier:
         self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode, zygote=zygote)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
+        self._plans: dict[tuple, tuple[list, list[str]]] = {}  # hidden cases per task (_case_plan)
+        self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
 
     def _child_device(self) -> str:
@@ -184,6 +188,7 @@ class Verifier:
         finally:
             proc.kill()
             arena.close()
+            self._model64 = None
             del model
             if device.type == "cuda":
                 torch.cuda.empty_cache()
@@ -211,6 +216,39 @@ class Verifier:
         transform = transform or dict(cases_mod.CASES)[name]
         return cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name), transform,
                                      self.device)
+
+    def _case_plan(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig
+                   ) -> tuple[list[tuple[str, Any]], list[str]]:
+        """The hidden cases of this task as (name, transform), with notes: a case whose inputs leave the
+        operation trivial (the reference's output a constant, or a copy or multiple of an input, where
+        the nominal output is neither: `cases.trivial_kind`) is replaced by its mixed-sign variant, else
+        by a plain draw under its seed; a copy kernel earned the abs and shifted cases of ReLU. Decided
+        once per (task, seed, tolerance) and verifier (the inputs depend on those and the secret only),
+        from reference forwards on the case inputs; a task trivial on its nominal inputs is left as is."""
+        key = (ref.sha256, cfg.seed, cfg.tolerance)
+        if key in self._plans:
+            return self._plans[key]
+        def kind(name: str, transform: Any) -> str | None:
+            inputs = self._case_inputs(ref, cfg, name, transform)
+            return cases_mod.trivial_kind(_reference_forward(model, inputs), inputs, cfg.tolerance)
+        plan, notes = list(cases_mod.CASES), []
+        if kind(*plan[0]) is None:
+            for k, (name, transform) in enumerate(plan[1:], 1):
+                why = kind(name, transform)
+                if why is None:
+                    continue
+                for label, variant in (("its mixed-sign variant", cases_mod.mixed_sign(transform)),
+                                       ("a plain draw", lambda x: x)):
+                    plan[k] = (name, variant)
+                    note = (f"hidden case {name}: the reference's output is {why} of its inputs there (the "
+                            f"operation is trivial on them), so it was replaced by {label}")
+                    if kind(name, variant) is None:
+                        break
+                notes.append(note)
+        if len(self._plans) >= 4096:
+            self._plans.clear()
+        self._plans[key] = (plan, notes)
+        return plan, notes
 
     def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: Verdict) -> dict[str, Any] | None:
         """One request to the child. None when a tripwire fired (the verdict then says which)."""
@@ -249,7 +287,10 @@ class Verifier:
         # Gates 2-4 on the hidden cases; the first forward compiles the kernels.
         t = time.perf_counter()
         nominal: list[Any] | None = None
-        for k, (name, transform) in enumerate(cases_mod.CASES):
+        plan, plan_notes = self._case_plan(ref, model, cfg)
+        v.stages_s["case_plan"] = time.perf_counter() - t
+        v.notes.extend(plan_notes)
+        for k, (name, transform) in enumerate(plan):
             inputs = self._case_inputs(ref, cfg, name, transform)
             if name == "nominal":
                 nominal = inputs
@@ -283,12 +324,28 @@ class Verifier:
             v.stages_s["timing"] = time.perf_counter() - t
             if cand is None:
                 return
+            # Nothing is timed for a baseline while the candidate's process can run: it is killed and
+            # reaped first (its GPU work ends with its context). Alive, it could keep the device or the
+            # host busy while the baseline is timed (a slower baseline inflates every speedup).
             t = time.perf_counter()
-            self._baselines(ref, model, nominal, cfg, v, runs, warmup, cached)
+            dead = proc.kill()
+            v.stages_s["candidate_exit"] = time.perf_counter() - t
+            t = time.perf_counter()
+            if dead:
+                self._baselines(ref, model, nominal, cfg, v, runs, warmup, cached)
+            else:
+                v.timings["eager"] = v.timings["compile"] = None
+                v.notes.append("the candidate's process did not exit when killed: no baseline was timed (no speed "
+                               "credit)")
             v.stages_s["baselines"] = time.perf_counter() - t
         eager, comp = v.timings.get("eager"), v.timings.get("compile")
         v.speedup_eager = eager.median_ms / cand.median_ms if eager else None
         v.speedup_compile = comp.median_ms / cand.median_ms if comp else None
+        for kind, b in (("eager", eager), ("compile", comp)):
+            if b is not None and not usable(b):  # the reward pays speed only against stable baselines
+                v.notes.append(f"the {kind} baseline's run-to-run variation ({b.spread_ms:.4g} ms p90-p10 at a median "
+                               f"of {b.median_ms:.4g} ms) exceeds the variation gate or its median: it was not "
+                               f"cached and earns no speed credit against it")
         v.flagged = any(s is not None and s > FLAG_SPEEDUP for s in (v.speedup_eager, v.speedup_compile))
         if device.type == "cpu":
             v.notes.append("timed on the CPU with host clocks (Triton interpreter): CPU speed is not "
@@ -371,9 +428,32 @@ class Verifier:
         if mutated:
             return CaseResult(name, False, None, None, False, _order(reference_first),
                               f"the candidate modified its input(s) {mutated}")
-        cmp = cases_mod.compare(out_buf, ref_out, cfg.tolerance)
+        cmp = self._judge(out_buf, ref_out, model, inputs, cfg)
         return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
                           _order(reference_first), cmp.note)
+
+    def _judge(self, out: torch.Tensor, ref_out: torch.Tensor, model: torch.nn.Module, inputs: list[Any],
+               cfg: VerifyConfig) -> cases_mod.Comparison:
+        """Gate 4's comparison, also of checked timed runs: against the reference's float32 output; a
+        float32 output that fails it is re-checked against a float64 reference at a tolerance scaled
+        to torch's own float32 error on these inputs (`cases.compare_rounded`): the tolerance follows
+        the reference's own rounding. The float64 model is a copy of the reference's, made once per
+        verification and only when a re-check is needed; a reference that cannot run in float64 keeps
+        the float32 verdict."""
+        cmp = cases_mod.compare(out, ref_out, cfg.tolerance)
+        if cmp.passed or ref_out.dtype != torch.float32:
+            return cmp
+        try:
+            if self._model64 is None or self._model64[0] is not model:
+                self._model64 = (model, copy.deepcopy(model).double())
+            wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+            ref64 = _reference_forward(self._model64[1], wide)
+        except Exception:  # noqa: BLE001 - an op without float64 support: the float32 verdict stands
+            return cmp
+        if ref64.shape != ref_out.shape or not ref64.is_floating_point():
+            return cmp
+        ref64 = ref64.to(torch.float64)
+        return cases_mod.compare_rounded(out, ref_out, ref64, cfg.tolerance) or cmp
 
     def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
         held: list[torch.Tensor] = []  # shared buffers of the current attempt
@@ -400,7 +480,8 @@ class Verifier:
         get a fresh draw; secret runs (CHECKED_RUNS in expectation, each on its own coin) are verified
         against the reference on their own draw. None if a gate failed (a wrong timed output is a
         hard failure: isolation). Adds its setup, input draws and output checks to `v.stages_s`
-        (timing_setup, timing_draws, timing_checks; the rest of the timing stage is the child's)."""
+        (timing_setup, timing_draws, timing_input_checks, timing_checks; the rest of the timing stage is
+        the child's)."""
         t_setup = time.perf_counter()
         arena.free(*held)
         held.clear()
@@ -450,12 +531,17 @@ class Verifier:
             if reply.get("problem"):
                 v.fail("isolation", f"timed run {i}: {str(reply['problem'])[:2000]}")
                 return None
+            # Every run, checked or not (warm-up too): the inputs are the candidate's to read, never
+            # to write, and a mutation seen only in checked runs went unseen in the ~92% left.
+            t_check = time.perf_counter()
+            mutated = [k for k, (b, x) in enumerate(zip(_tensors(work), _tensors(draw))) if not _same(b, x)]
+            _add_stage(v, "timing_input_checks", time.perf_counter() - t_check)
+            if mutated:
+                v.fail("isolation", f"the candidate modified its input(s) {mutated} in timed run {i}")
+                return None
             if i in checked:
                 t_check = time.perf_counter()
-                if any(not _same(b, x) for b, x in zip(_tensors(work), _tensors(draw))):
-                    v.fail("isolation", f"the candidate modified its inputs in timed run {i}")
-                    return None
-                cmp = cases_mod.compare(check_buf, _reference_forward(model, draw), cfg.tolerance)
+                cmp = self._judge(check_buf, _reference_forward(model, draw), model, draw, cfg)
                 if not cmp.passed:
                     v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
                            f"behave differently when timed: a cached, stale or skipped result?): {cmp.note}")
@@ -565,11 +651,14 @@ class Verifier:
         return ["eager"] + (["compile"] if want_compile else [])
 
     def _keep(self, key: str, old: Timing | None, fresh: Timing) -> Timing:
-        """The figure a full measurement leaves in the cache: only ever a faster one (the candidate's
-        process, or load, can slow a measurement, not speed it up)."""
+        """The figure a full measurement leaves in the cache: only ever a faster one (load can slow a
+        measurement, not speed it up), and only a stable one (an unstable figure, spread over the
+        variation gate, "agrees" with any re-measure within its spread and would never be replaced:
+        it is used for this verdict only, and the reward pays no speed against it)."""
         if old is not None and old.median_ms <= fresh.median_ms:
             return old
-        self.cache.put(key, fresh)
+        if usable(fresh):
+            self.cache.put(key, fresh)
         return fresh
 
     def _baselines(self, ref, model, nominal, cfg, v, runs, warmup, cached: dict[str, Timing | None]) -> None:
@@ -758,12 +847,32 @@ def _poison_buffer(buf: torch.Tensor) -> None:
         buf.fill_(torch.iinfo(buf.dtype).max)
 
 
+_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
 def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Is the lent tensor `a` exactly the pristine `b`? Bitwise: the same bits at every position, or NaN
+    in both (a NaN's payload may differ). Values compared (`nan_to_num` first, the first version) hid NaN
+    written over zeros, -0.0 over 0.0 and Inf over the largest float. Fast path: one `torch.equal` on
+    integer views; the NaN-aware pass runs only when some bits differ (chunked: bounded memory)."""
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
-    if a.is_floating_point():
-        return bool(torch.equal(a.nan_to_num(0.0), b.nan_to_num(0.0)))
-    return bool(torch.equal(a, b))
+    if a.is_complex():
+        a, b = torch.view_as_real(a), torch.view_as_real(b)
+    if not a.is_floating_point():
+        return bool(torch.equal(a, b))
+    bits = _BITS[a.element_size()]
+    a_bits, b_bits = a.view(bits), b.view(bits)
+    if torch.equal(a_bits, b_bits):
+        return True
+    a_all, b_all = a.reshape(-1), b.reshape(-1)
+    ab_all, bb_all = a_bits.reshape(-1), b_bits.reshape(-1)
+    for i in range(0, a_all.numel(), cases_mod.CHUNK):
+        j = slice(i, i + cases_mod.CHUNK)
+        differ = ab_all[j] != bb_all[j]
+        if bool((differ & ~(torch.isnan(a_all[j]) & torch.isnan(b_all[j]))).any()):
+            return False
+    return True
 
 
 def verify(reference: str, candidate: str, config: VerifyConfig = VerifyConfig(), *,

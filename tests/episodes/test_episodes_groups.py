@@ -38,13 +38,20 @@ def test_single_turn_without_usable_code_scores_zero_unverified(evaluator, relu,
     assert evaluator.verified == before
 
 
+def _nearly_right(relu) -> str:
+    """ReLU that zeroes 0 < x <= 1e-5: right at unit scale (nominal), wrong on x0.01 within 1e-2."""
+    near = relu.solution.replace("y = tl.maximum(x, 0.0)", "y = tl.where(x > 1e-5, x, 0.0)")
+    assert near != relu.solution
+    return near
+
+
 def test_a_group_where_all_fail_gets_loose_credit(evaluator, relu):
-    eps = run(rollout_group(evaluator, relu, answers(*[fenced(relu.wrong)] * 4 + ["no code here"] * 4),
+    eps = run(rollout_group(evaluator, relu, answers(*[fenced(_nearly_right(relu))] * 4 + ["no code here"] * 4),
                             "single", "g-fail"))
     g = score_group(eps)
     assert g.loose_applied and not g.all_equal and not g.resample
     wrong = eps[0].final.verdict
-    assert 0 < wrong.fraction_passed < 1  # the identity passes the abs case only
+    assert 0 < wrong.fraction_passed < 1  # the nominal case passes, x0.01 does not
     expected = reward(wrong, RewardConfig()) + loose_credit(wrong, RewardConfig())
     assert g.rewards[:4] == [pytest.approx(expected)] * 4 and g.rewards[4:] == [0.0] * 4
     assert all(e.loose_credit > 0 for e in g.episodes[:4]) and all(e.loose_credit == 0 for e in g.episodes[4:])

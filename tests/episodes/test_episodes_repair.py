@@ -27,7 +27,9 @@ def test_wrong_then_fixed_gets_the_fixed_reward_minus_churn(evaluator, relu):
     s2 = run(env.step(says(call("inspect_evaluation", evaluation_id=wrong_id[:8]))))  # a unique prefix works
     details = s2.observation[0]["content"]
     assert "first failing gate: correctness" in details and "first mismatching case" in details
-    assert "case abs: ok" in details and "diff summary" in details
+    # every case listed (the identity passes none: its abs case, where ReLU is the identity, is replaced
+    # by a mixed-sign variant since issue 29)
+    assert "case nominal:" in details and "case abs:" in details and "diff summary" in details
 
     s3 = run(env.step(says(call("submit_kernel", code=relu.solution))))
     fixed_id = s3.observation[0]["content"].split("evaluation_id: ")[1].split()[0]
@@ -91,7 +93,10 @@ def test_malformed_and_unknown_tool_calls_are_errors_that_count_as_turns(evaluat
 def test_inspect_unknown_id_and_finalize_unknown_id_after_a_submission(evaluator, relu):
     env = KernelEnv(evaluator, EpisodeConfig(max_turns=3, inspect_token_budget=64))
     run(env.reset(relu, "repair"))
-    run(env.step(says(call("submit_kernel", code=relu.wrong))))
+    # nearly right (zeroes 0 < x <= 1e-5: fails x0.01 only), so its reward is a share worth scoring
+    nearly = relu.solution.replace("y = tl.maximum(x, 0.0)", "y = tl.where(x > 1e-5, x, 0.0)")
+    assert nearly != relu.solution
+    run(env.step(says(call("submit_kernel", code=nearly))))
     s = run(env.step(says(call("inspect_evaluation", evaluation_id="feedbeef"),
                           call("finalize", evaluation_id="nope"))))
     assert len(s.observation) == 2 and not s.terminated and not s.truncated

@@ -23,7 +23,9 @@ def run_example(*args):
 def test_grpo_steps_run_with_kgym_rewards(mix):
     out = run_example("--steps", "2", *(["--mix"] if mix else []))
     scripted = out["scripted"]
-    assert scripted["rewards"][0] > 0 and scripted["rewards"][1] == 0.0  # the verifier scored the wrong kernel
+    # the verifier scored the wrong kernel (an identity: wrong on the nominal case, so no share since
+    # issue 29; it used to earn the abs case, where ReLU is the identity)
+    assert scripted["rewards"] == [0.0, 0.0]
     assert "failed at gate correctness" in scripted["details"][0]["reason"]
     s = out["summary"]
     assert s["steps"] == 2 and len(s["rewards_logged"]) == 2 and s["verified"] >= 1
