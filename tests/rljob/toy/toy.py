@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import lzma
 import os
 import sys
 from dataclasses import dataclass
@@ -151,7 +152,10 @@ def build_tokenizer(vocab_size: int = VOCAB):
     from transformers import PreTrainedTokenizerFast
     from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
 
-    texts = [p.read_text() for p in sorted((REPO / "kgym").rglob("*.py"))]
+    # kgym's sources as of 4b45def, fixed: trained on the live folder, every edit anywhere in kgym
+    # changed this tokenizer, the toy model and what SFT taught it (a session's new files left the SFT'd
+    # model writing neither relu answer)
+    texts = json.loads(lzma.decompress((REPO / "tests" / "fixtures" / "toy_tokenizer_corpus.json.xz").read_bytes()))
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), "isolated"),
                                                  pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
