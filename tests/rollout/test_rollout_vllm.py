@@ -189,7 +189,8 @@ def test_a_scripted_repair_episode_through_the_engine_and_the_verifier(engine, t
     finally:
         local.close()
     assert result.end_reason is EndReason.FINALIZED and result.final_evaluation_id == eid
-    assert 0 < result.reward < 1 and result.evaluations[0].verdict.gate == "correctness"
+    # the known-wrong kernel fails the nominal case: no partial credit (issue 29)
+    assert result.reward == 0.0 and result.evaluations[0].verdict.gate == "correctness"
     assert flatten_episode(result).kind is FlattenKind.ONE_SAMPLE
 
 
