@@ -56,10 +56,15 @@ def test_a_planted_bad_baseline_is_replaced(verifier, relu_reference):
     planted = Timing(1000.0, 1.0, runs, True, "host")  # timed while "the machine was loaded"
     verifier.cache.put(key, planted)
     assert verifier.cache.get(key).median_ms == 1000.0
-    v = verifier.verify(relu_reference, fixture_source("relu", "good"))
-    assert v.passed, (v.gate, v.reason)
-    eager = v.timings["eager"]
-    assert not eager.cached and eager.median_ms < 100.0, eager
+    # An unstable re-measure (the suite's other processes on two cores) is neither cached nor paid
+    # (issue 29) and leaves the entry; within three tries a stable one must replace it.
+    for _ in range(3):
+        v = verifier.verify(relu_reference, fixture_source("relu", "good"))
+        assert v.passed, (v.gate, v.reason)
+        eager = v.timings["eager"]
+        assert not eager.cached and eager.median_ms < 100.0, eager
+        if verifier.cache.get(key).median_ms != 1000.0:
+            break
     assert any("was slower than a re-measure" in n for n in v.notes), v.notes
     with open(os.path.join(verifier.cache.dir, key + ".json")) as f:
         assert json.load(f)["median_ms"] == eager.median_ms  # the entry was replaced
