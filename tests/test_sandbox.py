@@ -154,15 +154,21 @@ def test_timing_waits_for_quiet_spares_only_for_short_tasks(tmp_path):
     with Verifier(VerifyConfig(device="cpu", timed_runs=3, warmup_runs=1, max_remeasure=0), spares=0,
                   cache_dir=str(tmp_path)) as v:
         v.sandbox.quiet = recording_quiet
-        assert v.verify(ref, good).timings["candidate"] is not None
-        assert calls == [1]  # nothing cached yet: quiet
-        entries = list((tmp_path / "baselines").glob("*.json"))
+        # an unstable baseline (the suite's other processes on two cores) is not cached (issue 29):
+        # within three verifications a stable one is; each until then is timed quiet (nothing cached)
+        for tries in range(1, 4):
+            assert v.verify(ref, good).timings["candidate"] is not None
+            assert calls == [1] * tries  # nothing cached yet: quiet
+            entries = list((tmp_path / "baselines").glob("*.json"))
+            if entries:
+                break
         assert entries
+        calls.clear()
         for path in entries:  # the task now looks long-running
             d = json.loads(path.read_text())
             path.write_text(json.dumps({**d, "median_ms": 2 * QUIET_BELOW_MS}))
         assert v.verify(ref, good + "\n# another candidate\n").timings["candidate"] is not None
-        assert calls == [1]
+        assert calls == []
 
 
 def test_a_data_cap_over_the_current_use_refuses_a_huge_host_allocation_and_allows_a_small_one():
