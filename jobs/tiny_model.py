@@ -4,7 +4,7 @@
     python -m jobs.rl --config jobs/configs/rl_tiny.toml --set model=out/tiny-model
 
 The model of the RL tests and `examples/trl_grpo_tiny.py` (their builders are used, so all three
-share one model): a byte-level BPE tokenizer trained here on kgym's RL sources (vocab 1024, ChatML
+share one model): a byte-level BPE tokenizer trained here on kgym's RL sources as of 4b45def (vocab 1024, ChatML
 template), a `Qwen2Config` with hidden 128, 2 layers, 4 heads and random weights. Nothing is
 downloaded; it takes seconds. Written as a Hugging Face model directory (config.json, weights,
 tokenizer) through a temporary directory renamed at the end. A random model writes no code, so its
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -31,11 +32,19 @@ def _builders():
     return module
 
 
+CORPUS = Path(__file__).with_name("tiny_tokenizer_corpus.json")
+
+
+def corpus() -> list[str]:
+    """The tokenizer's training text, fixed: kgym/rl's sources as of 4b45def. Read from the live folder,
+    every edit there changed the tokenizer, the model and every test tuned on it."""
+    return json.loads(CORPUS.read_text())
+
+
 def build(out: str | Path) -> Path:
     """The tiny model and its tokenizer in `out` (replaced if it exists); returns the directory."""
     example = _builders()
-    texts = [p.read_text() for p in sorted((ROOT / "kgym" / "rl").glob("*.py"))]
-    tokenizer = example.tiny_tokenizer(texts)
+    tokenizer = example.tiny_tokenizer(corpus())
     model = example.tiny_model(tokenizer)
     final = Path(out)
     tmp = final.with_name(f".{final.name}.tmp")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import json
 from pathlib import Path
 
 import torch
@@ -24,14 +23,12 @@ _example = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_example)
 
 
-CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "tiny_tokenizer_corpus.json"
-
-
 def corpus() -> list[str]:
-    """A few KB of text to train the tokenizer on, fixed: kgym/rl's sources as of 4b45def. It was
-    the live folder, so any edit there changed the tokenizer, the tiny model and every test tuned on
-    it (a new file in kgym/rl made the SFT'd toy model write neither relu answer)."""
-    return json.loads(CORPUS.read_text())
+    """The tokenizer's fixed training text, the one `python -m jobs.tiny_model` uses (one model for
+    the tests, the example and the CPU configs)."""
+    from jobs.tiny_model import corpus as fixed
+
+    return fixed()
 
 
 def tiny_tokenizer():
