@@ -31,9 +31,13 @@ def test_verifying_writes_baselines_to_the_session_cache_only(verifier, relu_ref
     assert cache.resolve().is_relative_to(Path(TEST_CACHE).resolve())
     before = {p.name: p.stat().st_mtime_ns for p in cache.glob("*.json")}
     start_ns = time.time_ns()
-    good = fixture_source("relu", "good")
-    assert verifier.verify(relu_reference, good.replace("4096", "2048")).passed  # a fresh baseline key
-    written = [p.name for p in cache.glob("*.json") if before.get(p.name) != p.stat().st_mtime_ns]
+    good = fixture_source("relu", "good").replace("4096", "2048")  # a fresh baseline key
+    written: list[str] = []
+    for _ in range(4):  # an unstable baseline (the suite's load on two cores) is not cached (issue 29)
+        assert verifier.verify(relu_reference, good).passed
+        written = [p.name for p in cache.glob("*.json") if before.get(p.name) != p.stat().st_mtime_ns]
+        if written:
+            break
     assert written
     for name in written:
         user_copy = USER_CACHE / "baselines" / name

@@ -26,7 +26,10 @@ def test_prefetched_baselines_are_used_and_a_deferred_compile_figure_joins_the_r
     cache = tempfile.mkdtemp(prefix="kgym-prefetch-cache-", dir=tmp_path)  # nothing cached by other tests
     sink = RecordSink.remote(SinkConfig(root=str(tmp_path / "records"), run_id="r", job_id="t", flush_rows=1,
                                         flush_seconds=0.5))
-    config = PoolConfig(workers=1, use_gpus=False, worker=WorkerConfig(spares=1, verify=dict(QUICK), cache_dir=cache))
+    # Only stable baselines are cached or joined (issue 29): under CI's load three runs are often over
+    # the variation gate, so each measurement may be retried until one is stable.
+    config = PoolConfig(workers=1, use_gpus=False, worker=WorkerConfig(spares=1, verify=dict(QUICK, max_remeasure=8),
+                                                                       cache_dir=cache))
     ahead, deferred = [relu_task(s) for s in (301, 302)], relu_task(303)
     with VerifierPool(config, sink=sink) as pool:
         actor = pool.actor(pool.worker_ids()[0])
