@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.perf_counter()
     dtype = "bfloat16"
     config = core.LearnerConfig(model_path=str(target), quantize_4bit=not args.no_quantize, compute_dtype=dtype,
-                                device=str(device), cispo=CispoConfig(beta=0.08), token_budget=budget,
+                                device=str(device), loss=CispoConfig(beta=0.08), token_budget=budget,
                                 gradient_checkpointing=not args.no_checkpointing, total_steps=max(args.steps + 1, 2),
                                 logits_chunk=args.logits_chunk, correction=args.correction)
     learner = core.Learner(config)

@@ -115,7 +115,7 @@ def run_arm(model_dir: Path, arm: Arm, seed: int, steps: int, lr: float = LR, no
     from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus
 
     learner = Learner(LearnerConfig(model_path=str(model_dir), quantize_4bit=False, compute_dtype="float32",
-                                    device="cpu", lr=lr, total_steps=100, cispo=CispoConfig(beta=0.0),
+                                    device="cpu", lr=lr, total_steps=100, loss=CispoConfig(beta=0.0),
                                     entropy=EntropyBonusConfig(adaptive=False), gradient_checkpointing=False,
                                     seed=seed))
     rewards = []
