@@ -30,7 +30,7 @@ learner module is loaded from its file, so ray_cluster/__init__ (which imports R
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import statistics
@@ -65,13 +65,8 @@ def emit(record: dict) -> None:
 
 
 def load_learner_core():
-    """ray_cluster/learner_core.py without running ray_cluster/__init__ (the GPU image has no Ray)."""
-    path = ROOT / "ray_cluster" / "learner_core.py"
-    spec = importlib.util.spec_from_file_location("kgym_bench_learner_core", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    """kgym.training.learner_core: the library's learner, which needs no Ray (the GPU image has none)."""
+    return importlib.import_module("kgym.training.learner_core")
 
 
 def build_random_model(preset: str, target: Path, device: torch.device) -> dict:

@@ -182,7 +182,7 @@ def _loss_names() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class LearnerSection:
-    """[learner]: the learner (ray_cluster.learner_core.LearnerConfig) and its policy loss."""
+    """[learner]: the learner (kgym.training.learner_core.LearnerConfig) and its policy loss."""
 
     gpus: float = option(1, "Ray GPU share of the learner actor (0: CPU; a fraction shares a GPU; [placement] "
                          "colocated sets its own share)", ge=0)
@@ -231,7 +231,7 @@ class LearnerSection:
     def learner_config(self, model: str, sft_adapter: str | None, total_steps: int, temperature: float) -> Any:
         """`temperature`: the sampler's ([sampling] temperature): the learner scores at it."""
         from kgym.rl import CorrectionConfig, make_loss_config
-        from ray_cluster.learner_core import LearnerConfig, LoraSettings
+        from kgym.training.learner_core import LearnerConfig, LoraSettings
 
         lora = LoraSettings() if sft_adapter else LoraSettings(r=self.lora_r, alpha=self.lora_alpha)
         return LearnerConfig(model_path=model, sft_adapter=sft_adapter, quantize_4bit=self.quantize_4bit,
@@ -349,7 +349,7 @@ class RLJobConfig:
         """The rollout actors' settings; `placement` (jobs.rl_placement.Placement) decides sleep mode and
         the default memory share."""
         from kgym.rollout.engine import EngineConfig
-        from ray_cluster.rollout_core import RolloutConfig
+        from kgym.rollout.rollout_core import RolloutConfig
 
         e = self.engine
         colocated = placement is not None and placement.mode == "colocated"

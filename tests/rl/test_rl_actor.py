@@ -15,8 +15,8 @@ pytest.importorskip("peft")
 
 @pytest.mark.slow
 def test_actor_steps_and_checkpoints(tiny_dir, tmp_path):
+    from kgym.training.learner_core import LearnerConfig, StepStatus
     from ray_cluster.learner import LearnerActor
-    from ray_cluster.learner_core import LearnerConfig, StepStatus
 
     if ray.is_initialized():  # an earlier test's Ray (a full run leaves one up): this test needs its own GPU
         ray.shutdown()

@@ -13,7 +13,7 @@ from kgym.rl import CispoConfig, EntropyBonusConfig
 
 pytest.importorskip("peft")
 pytest.importorskip("bitsandbytes")
-from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus, latest_checkpoint  # noqa: E402
+from kgym.training.learner_core import Learner, LearnerConfig, StepStatus, latest_checkpoint  # noqa: E402
 
 from tiny import make_batch, with_sampler_logprobs  # noqa: E402
 

@@ -12,7 +12,7 @@ import torch
 from kgym.rl import CispoConfig, EntropyBonusConfig, TrainBatch
 
 pytest.importorskip("peft")
-from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus, latest_checkpoint  # noqa: E402
+from kgym.training.learner_core import Learner, LearnerConfig, StepStatus, latest_checkpoint  # noqa: E402
 
 from tiny import make_batch, with_sampler_logprobs  # noqa: E402
 
@@ -216,7 +216,7 @@ def test_one_batch_reused_for_two_steps_keeps_the_behaviour_policy_as_old(tiny_d
 
 
 def test_config_refuses_lora_settings_that_an_sft_adapter_would_override(tiny_dir):
-    from ray_cluster.learner_core import LoraSettings
+    from kgym.training.learner_core import LoraSettings
 
     with pytest.raises(ValueError, match="SFT adapter"):
         fp32(tiny_dir, sft_adapter="/some/adapter", lora=LoraSettings(r=16))

@@ -127,7 +127,7 @@ def test_the_rl_job_picks_the_loss_by_name():
 
 @pytest.mark.parametrize("name", ["grpo", "dapo", "dr_grpo"])
 def test_a_learner_step_with_each_loss(tiny_dir, name):
-    from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus
+    from kgym.training.learner_core import Learner, LearnerConfig, StepStatus
 
     from tiny import make_batch
 

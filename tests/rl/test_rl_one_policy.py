@@ -15,7 +15,7 @@ import torch
 from kgym.rl import CispoConfig, Correction, TrainBatch
 
 pytest.importorskip("peft")
-from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus  # noqa: E402
+from kgym.training.learner_core import Learner, LearnerConfig, StepStatus  # noqa: E402
 
 from tiny import make_batch, with_sampler_logprobs  # noqa: E402
 
@@ -150,7 +150,7 @@ def test_each_correction_in_the_step(tiny_dir, delta):
 def test_the_gap_reaches_the_step_row_and_prometheus():
     from jobs.rl_metrics import RLMetrics
     from kgym.records.rl_records import STEP_COLUMNS
-    from ray_cluster.learner_core import StepMetrics
+    from kgym.training.learner_core import StepMetrics
 
     fields = {f.name for f in dataclasses.fields(StepMetrics)}
     columns = {c[0] for c in STEP_COLUMNS}

@@ -90,7 +90,7 @@ from kgym.rl import (
     sampler_gap,
     shape_advantages,
 )
-from ray_cluster.learner_model import check_chunkable, completion_logprobs, disable_dropout
+from kgym.training.learner_model import check_chunkable, completion_logprobs, disable_dropout
 
 ADAPTER = "default"  # the trainable RL adapter (peft saves "default" at the top of a directory)
 REFERENCE = "sft_reference"  # the frozen SFT adapter, the reference after SFT
