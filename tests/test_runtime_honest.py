@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "exploits"))
+from construction_sources import GATED_HONEST, GATED_REFERENCE  # noqa: E402
 from data_movement_refs import CAT_REFERENCE, TRANSPOSE_REFERENCE  # noqa: E402
 
 IMPORTS = '''import torch
@@ -199,6 +200,9 @@ HONEST = {
     "zeros_then_kernel": (RELU_REFERENCE, ZEROS_THEN_KERNEL),
     "cat_by_a_triton_copy": (CAT_REFERENCE, CAT_KERNEL),
     "transpose_by_a_triton_kernel": (TRANSPOSE_REFERENCE, TRANSPOSE_KERNEL),
+    # two kernels, the first calling Triton's jitted tl.sigmoid: the interpreter left triton.language
+    # patched after it, and the second kernel's front-end check failed (frontend.py, `_swapped`)
+    "second_kernel_after_tl_sigmoid": (GATED_REFERENCE, GATED_HONEST),
 }
 
 
