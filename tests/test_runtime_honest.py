@@ -4,8 +4,9 @@ Each candidate does something a rule looks at and that is allowed: a weight prep
 by copying (the init guard), nn.Linear's RNG initialisation (the init guard), a widening dtype
 conversion of a Triton result (output provenance), an output written through two launches and a
 scratch buffer kept across forwards (provenance, launch roles), plain scalars, a float, a bool
-and a constexpr as launch arguments (exact types), and data-movement references (cat, transpose)
-answered by real Triton copy kernels (provenance). Run with the static policy on, as a model's
+and a constexpr as launch arguments (exact types), data-movement references (cat, transpose)
+answered by real Triton copy kernels (provenance), and a second kernel launched after one that calls
+Triton's jitted tl.sigmoid (the CPU front-end check). Run with the static policy on, as a model's
 answer would be.
 """
 
