@@ -300,8 +300,8 @@ class Child:
                 self.guard.phase = "run"
             self.counter.constructing = False
         if self.counter.launches:  # the hook's refusal bypassed (its flag changed): still refused
-            self.counter.refusals.append(f"{self.counter.launches} Triton launch(es) while the candidate was "
-                                         "imported or built")
+            self.counter.refusals.append(f"a Triton kernel launched while the candidate was imported or built "
+                                         f"({self.counter.launches} launches past the launch hook's refusal)")
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
