@@ -120,10 +120,16 @@ class LaunchCounter:
             interpreted = cls is InterpretedFunction
 
             def run(self, *args, _original=original, _interpreted=interpreted, **kwargs):
-                if counter.constructing and not kwargs.get("warmup", False):  # a warm-up only compiles
+                # Read once, by exact type: Triton asks `if warmup:` again, and an object of the
+                # candidate's answered True here and False there (an unrecorded, unchecked launch).
+                warmup = kwargs.get("warmup", False)
+                if type(warmup) is not bool:
+                    counter._refuse(f"a launch whose warmup argument is a {_type_qualname(type(warmup))!s:.60}, "
+                                    "not a bool")
+                if counter.constructing and not warmup:  # a warm-up only compiles
                     counter._refuse("a Triton kernel launched while the candidate was imported or built "
                                     "(construction is neither timed nor checked: launch kernels in forward())")
-                if not kwargs.get("warmup", False):
+                if not warmup:
                     counter.record(self, args, kwargs)
                     if _interpreted:  # the CPU: the interpreter runs any Python a GPU build would reject
                         counter.frontend(self, args, kwargs)
