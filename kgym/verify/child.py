@@ -43,7 +43,7 @@ from kgym.verify import accessors, timing
 from kgym.verify.audit import AuditTripwire
 from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
-from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
+from kgym.verify.guard import ComputeGuard, IsolationViolation, construction_budget, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts, working_streams
 from kgym.verify.precision import exact_fp32
 from kgym.verify.provenance import Provenance
@@ -231,7 +231,7 @@ class Child:
         if self.guard is not None and not self.guard.stack_intact():
             found.append("the dispatch guard is no longer the only mode on the stack")
         if self.guard is not None and self.model is not None and (
-                self.guard.phase != "run" or self.guard.hybrid is not self.hybrid
+                self.guard.phase != "run" or self.counter.constructing or self.guard.hybrid is not self.hybrid
                 or self.guard.provenance is not self.provenance or self.counter.provenance is not self.provenance):
             found.append("the dispatch guard's or the launch hook's state was changed")
         if self.threads_at_load and os_thread_count() > self.threads_at_load:
@@ -267,8 +267,11 @@ class Child:
             self.audit.install()
             self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
             self.guard.provenance = self.provenance
+            # the arithmetic the reference's construction did: the candidate's may do the same, no more
+            self.guard.construction_ops = construction_budget(msg.get("construction_ops"))
             # Pushed for good: from here until the process exits, every op on this thread is judged.
             self.guard.phase = "init"
+            self.counter.constructing = True  # no Triton launch until ModelNew is built (launches.py)
             self.guard.__enter__()
             self.harness = _harness_state()
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
@@ -295,6 +298,10 @@ class Child:
         finally:
             if self.guard is not None:
                 self.guard.phase = "run"
+            self.counter.constructing = False
+        if self.counter.launches:  # the hook's refusal bypassed (its flag changed): still refused
+            self.counter.refusals.append(f"a Triton kernel launched while the candidate was imported or built "
+                                         f"({self.counter.launches} launches past the launch hook's refusal)")
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
@@ -314,7 +321,7 @@ class Child:
         if self.audit is not None and self.audit.violations:
             return {"gate": "policy", "reason": "sandbox: " + "; ".join(self.audit.violations[:5])}
         if self.guard is not None and self.guard.violations:
-            return {"gate": "isolation", "reason": "PyTorch computed in forward(): "
+            return {"gate": "isolation", "reason": f"PyTorch computed {self.guard.where()}: "
                     + ", ".join(dict.fromkeys(self.guard.violations))}
         if self.counter.refusals:
             return {"gate": "isolation", "reason": "launch refused: " + "; ".join(self.counter.refusals[:3])}

@@ -8,6 +8,12 @@ Two independent layers, both tripwires (they can only reject):
   profiler hooks the dispatcher in C++, below any Python dispatch mode, so disabling or popping the
   mode (the study's v8 hole) does not hide an op from it.
 `stack_intact` says whether the guard is still where it was put on the mode stack.
+
+Construction (the candidate's import and `__init__`, never timed) is judged by the same guard in its
+init phase: allocation, views, copies and RNG initialisation pass, and so does the arithmetic the
+reference's own construction does (`ConstructionRecorder`, run in the trusted parent around
+`Model(*init_inputs)`), op by op with the same result shapes and dtype, at most as often; anything
+else is refused there.
 """
 
 from __future__ import annotations
@@ -66,6 +72,53 @@ WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from":
              "_copy_from_and_resize": (1, 0)}
 
 
+def construction_key(name: str, result: Any) -> tuple[str, tuple, str]:
+    """How an arithmetic op at construction is matched against the reference's: the op (an in-place
+    op counts as its out-of-place form: `randn(n).mul_(0.02)` is `randn(n) * 0.02`), the shapes of
+    the tensors it returns, and the first one's dtype."""
+    tensors = _plain_tensors(result)
+    shapes = tuple(tuple(accessors.shape(t)) for t in tensors)
+    dtype = str(accessors.dtype(tensors[0])).removeprefix("torch.") if tensors else ""
+    return name.rstrip("_") or name, shapes, dtype
+
+
+def describe_key(key: tuple) -> str:
+    name, shapes, dtype = key
+    return f"aten::{name} -> {' '.join(str(list(s)) for s in shapes) or 'no tensor'} {dtype}".rstrip()
+
+
+class ConstructionRecorder(TorchDispatchMode):
+    """In the trusted parent, around the reference's `Model(*init_inputs)`: counts the arithmetic its
+    construction does (ops the init guard would refuse), by `construction_key`. The candidate's
+    construction may do the same ops, no more often (ComputeGuard's `construction_ops`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: dict[tuple, int] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = op_name(func)
+        namespace = func.namespace if hasattr(func, "namespace") else "aten"
+        if not (namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS)):
+            key = construction_key(name, out)
+            self.ops[key] = self.ops.get(key, 0) + 1
+        return out
+
+    def as_message(self) -> list[list]:
+        """JSON for the child's load message: [[name, [[dims], ...], dtype, count], ...]."""
+        return [[k[0], [list(s) for s in k[1]], k[2], n] for k, n in self.ops.items()]
+
+
+def construction_budget(message: Any) -> dict[tuple, int]:
+    """The child's side of `ConstructionRecorder.as_message`, read by exact types (the parent wrote it)."""
+    budget: dict[tuple, int] = {}
+    for name, shapes, dtype, count in message or []:
+        key = (str(name), tuple(tuple(int(d) for d in s) for s in shapes), str(dtype))
+        budget[key] = budget.get(key, 0) + int(count)
+    return budget
+
+
 def _holds_subclass(items: Iterable[Any]) -> bool:
     """Is any argument (or element of a list/tuple argument) a tensor of a subclass of torch.Tensor?"""
     for x in items:
@@ -116,11 +169,21 @@ class ComputeGuard(TorchDispatchMode):
         # from then until the process exits: the guard stays on the mode stack for good.
         self.phase = "run"
         self.provenance: Any = None  # a provenance.Provenance, told what each op wrote
+        # The arithmetic the reference's construction does, by construction_key, with counts: what
+        # the candidate's construction may still do (spent as it goes).
+        self.construction_ops: dict[tuple, int] = {}
+        self.refused_at_construction = False  # was the first violation in the init phase (for reasons)
+
+    def where(self) -> str:
+        """For reasons: when the guard refused something (the first violation's phase)."""
+        return "at construction" if self.refused_at_construction else "in forward()"
 
     def record(self, what: str) -> None:
+        if not self.violations:
+            self.refused_at_construction = self.phase == "init"
         self.violations.append(what)
         if self.report is not None:
-            self.report("isolation", f"PyTorch computed in forward(): {what}")
+            self.report("isolation", f"PyTorch computed {self.where()}: {what}")
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -166,12 +229,30 @@ class ComputeGuard(TorchDispatchMode):
 
     def _init_op(self, func, namespace: str, name: str, args: tuple, kwargs: dict) -> Any:
         """While the candidate is imported and built: allocation, views, copies (host ones too: the
-        model moves to the device) and RNG initialisation of parameters; no arithmetic."""
+        model moves to the device), RNG initialisation of parameters, and the arithmetic the
+        reference's own construction does (`construction_ops`: same op, result shapes and dtype, no
+        more often); nothing else. Why: construction is never timed nor checked, so work done there
+        (a table of the operation over every fp16 value, a weight folded ahead) is free."""
         if namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS):
             return self._no_cast(name, args, kwargs, func(*args, **kwargs))
-        self.record(f"{namespace}::{name} while the candidate was imported or built")
-        raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed in "
-                                 "__init__ or at import; only parameter creation, RNG initialisation and copies")
+        left = {k[0] for k, n in self.construction_ops.items() if n > 0}
+        if namespace in ("aten", "prim") and (name.rstrip("_") or name) in left:
+            # run only an op the reference's construction does; its result's shapes decide
+            out = func(*args, **kwargs)
+            key = construction_key(name, out)
+            if self.construction_ops.get(key, 0) > 0:
+                self.construction_ops[key] -= 1
+                return out
+            del out
+            what = describe_key(key)
+        else:
+            what = f"{namespace}::{name}"
+        ref = ", ".join(f"{describe_key(k)} x{n}" for k, n in self.construction_ops.items() if n > 0) or "none left"
+        self.record(f"{what} while the candidate was imported or built, which the reference's construction "
+                    f"does not do (arithmetic the reference's construction does, still allowed: {ref})")
+        raise IsolationViolation(f"kgym guard: PyTorch compute ({what}) is not allowed in __init__ or at import "
+                                 "beyond the arithmetic the reference's own __init__ does (same op, shapes and "
+                                 "dtype, as often); do the work in forward() with a Triton kernel")
 
     def _track(self, name: str, args: tuple, kwargs: dict, result: Any) -> Any:
         """Tell the provenance tracker what an allowed op wrote (see provenance.py)."""

@@ -39,6 +39,7 @@ from kgym.verify.baselines import (
     measure_model,
     usable,
 )
+from kgym.verify.guard import ConstructionRecorder
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.library import record_library_calls
 from kgym.verify.policy import check_source
@@ -167,7 +168,7 @@ class Verifier:
             source = candidate
         device = self.device
         _, _, mem_gb = self._protocol(cfg)  # the timed runs are set at gate 5, from the inputs' size
-        init_inputs, model = self._build_model(ref, cfg)
+        init_inputs, model, construction_ops = self._build_model(ref, cfg)
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -182,7 +183,7 @@ class Verifier:
                 v.notes.append(f"the candidate's process ran without filesystem confinement ({why}): native code "
                                f"could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
-            self._gates(proc, arena, ref, model, source, init_inputs, cfg, v, mem_gb)
+            self._gates(proc, arena, ref, model, source, init_inputs, construction_ops, cfg, v, mem_gb)
         except ChildFailure as e:
             v.fail(e.kind, e.reason)
         finally:
@@ -202,13 +203,16 @@ class Verifier:
         warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if cuda else 1)
         return runs, warmup, cfg.memory_limit_gb or (32.0 if cuda else 8.0)
 
-    def _build_model(self, ref: Reference, cfg: VerifyConfig) -> tuple[list[Any], torch.nn.Module]:
+    def _build_model(self, ref: Reference, cfg: VerifyConfig) -> tuple[list[Any], torch.nn.Module, list]:
         """The reference's init inputs and model, built as KernelBench does (and the child too): seed,
-        build on the CPU, then move to the device."""
+        build on the CPU, then move to the device. Also the arithmetic its construction did
+        (`ConstructionRecorder`): the candidate's construction may do the same, and nothing more."""
         torch.manual_seed(cfg.seed)
         init_inputs = ref.get_init_inputs()
         torch.manual_seed(cfg.seed)
-        return init_inputs, ref.Model(*init_inputs).to(self.device)
+        with ConstructionRecorder() as recorder:
+            model = ref.Model(*init_inputs)
+        return init_inputs, model.to(self.device), recorder.as_message()
 
     def _case_inputs(self, ref: Reference, cfg: VerifyConfig, name: str, transform: Any = None) -> list[Any]:
         """The inputs of hidden case `name`, drawn from the secret on the device (nominal: the inputs
@@ -265,13 +269,15 @@ class Verifier:
         return reply
 
     def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
-               source: str, init_inputs: list[Any], cfg: VerifyConfig, v: Verdict, mem_gb: float) -> None:
+               source: str, init_inputs: list[Any], construction_ops: list, cfg: VerifyConfig, v: Verdict,
+               mem_gb: float) -> None:
         device = self.device
         self._last_signature = ""  # launches of the last verified forward; timed runs must match it
         self._last_device_counts: dict[str, int] | None = None  # its device kernels (GPU), likewise
         # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
         t = time.perf_counter()
         reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
+                                 "construction_ops": construction_ops,
                                  "hybrid": self._library_allowance(ref, model, cfg),
                                  "memory_limit_bytes": int(mem_gb * 2**30), "lent_dir": arena.dir}, cfg.timeout_s, v)
         v.stages_s["load"] = time.perf_counter() - t
@@ -717,7 +723,7 @@ class Verifier:
         want = [k for k in self._wanted_kinds(cfg) if k in kinds]
         if not want:
             return []
-        _, model = self._build_model(ref, cfg)
+        _, model, _ = self._build_model(ref, cfg)
         nominal = self._case_inputs(ref, cfg, "nominal")
         runs, warmup, _ = self._protocol(cfg, nominal)
         out: list[Measured] = []
