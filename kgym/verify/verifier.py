@@ -836,17 +836,18 @@ def _device_kernels_differ(verified: dict[str, int], timed: Any, forwards: int) 
 
 def _timed_kinds(plan: list[tuple[str, Any]], n: int, rng: Any) -> list[Any]:
     """The transforms of `n` timed runs: the hidden cases' plan (its replacements included) repeated
-    over the batch and shuffled on the secret `rng`, so every kind is timed about as often as the
-    others and a run's kind is independent of its check coin.
+    over the batch (the remainder a random subset) and shuffled on the secret `rng`, so every kind is
+    timed as often as the others, to one, and a run's kind is independent of its check coin.
 
     Why: the candidate can tell the timed batch from the hidden cases (its first six forwards; the
     timed runs get one input tensor object), so a timed path right only on nominal draws (softmax
     without its max subtraction, one-pass variance) passed when every timed run was a nominal draw.
     Now it meets the kinds it is wrong on in the timed runs, where checked ones fail as isolation.
     Being timed on a kind of its own (a shifted run, say) tells the candidate nothing about the coin."""
-    transforms = [t for _, t in plan] * (n // len(plan) + 1)
+    kinds = [t for _, t in plan]
+    transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each kind n // 6 times or one more
     rng.shuffle(transforms)
-    return transforms[:n]
+    return transforms
 
 
 def _add_stage(v: Verdict, stage: str, seconds: float) -> None:
