@@ -9,8 +9,9 @@ compiler, the device, the profiler), says `ready`, then serves commands:
            output into the parent's output buffer, report launches and violations
   time     time forwards under gate 5's protocol, in lockstep with the parent: before each run the
            parent writes a fresh draw of the inputs into the lent buffers and says `run`; after it
-           the child answers `ran` (and copies the output out when asked). Every run is guarded
-           and the whole batch is profiled (device kernels included on a GPU)
+           the child copies the output out (every run: it is never told which runs are checked)
+           and answers `ran`. Every run is guarded and the whole batch is profiled (device kernels
+           included on a GPU)
   exit
 Everything this process reports is treated by the parent as a claim of a possibly hostile process:
 only rejections and measured values are read from it; correctness is decided in the parent.
@@ -459,12 +460,12 @@ class Child:
         inputs = [self._open(x) for x in msg["inputs"]]
         check = self._open(msg["check"])
         runs, warmup = int(msg["runs"]), int(msg["warmup"])
-        state: dict[str, Any] = {"i": None, "out": None, "check": False, "nonce": None}
+        state: dict[str, Any] = {"i": None, "out": None, "nonce": None}
         signatures: set[str] = set()
 
         def finish_run() -> None:
-            """Untimed, after a run: its signature and output checks, the output copied out if the
-            parent asked, then `ran` to the parent."""
+            """Untimed, after a run: its signature and output checks, the output copied out (every
+            run: the parent checks some on coins this process never sees), then `ran` to the parent."""
             i, out = state["i"], state["out"]
             if i is None:
                 return
@@ -473,7 +474,7 @@ class Child:
                 _synchronize(self.device)
             signatures.add(self.counter.signature(inputs, out, self.provenance.fresh))
             _, problem, gate = self._check_output(out, inputs, check)
-            if problem is None and state["check"]:
+            if problem is None:  # every run: which runs the parent checks is never told to this process
                 accessors.copy_(check, out)
                 if self.device.type == "cuda":
                     _synchronize(self.device)
@@ -487,7 +488,7 @@ class Child:
             cmd = recv_command(self.sock)
             if cmd.get("op") != "run" or cmd.get("i") != i:
                 raise RuntimeError(f"timing protocol: expected run {i}, got {str(cmd)[:200]}")
-            state.update(i=i, check=bool(cmd.get("check")), nonce=cmd.get("nonce"))
+            state.update(i=i, nonce=cmd.get("nonce"))
             if cuda:
                 # The GPU idled while the parent drew and checked; a timed run straight after would
                 # pay the wake-up in wall time the events never see (0.11-0.22 ms a run on an H200,
