@@ -14,8 +14,9 @@ the trusted parent by running the reference once under `record_library_calls`, w
 call (`LibraryCall`) with its operands' roles by storage (inputs, parameters and buffers); the
 child's guard compares the candidate's call (`LibraryAllowance.check`), its operands' roles read
 from `provenance.Provenance.origin`. The kind-and-FLOPs bound of the first version stays as a
-first check. Not covered: a parameter's values (a parameter a Triton kernel rewrote keeps its
-role; the construction rules keep arithmetic out of `__init__`).
+first check. A parameter torch wrote into, or that was ever handed to a Triton kernel, is no
+longer a parameter here (provenance.py). Not covered: parameter values are not compared with the
+reference's (a parameter built otherwise at construction keeps its role).
 
 Casts: a dtype conversion counts as a copy only when it is value-preserving (every value of the
 source type is exactly a value of the destination type: fp16 -> fp32, int8 -> fp32, bool -> any).

@@ -17,7 +17,9 @@ It also keeps each storage's `origin`, for the hybrid call rule (library.py): th
 call's operand has. Inputs and the module's parameters and buffers are `roots` (their roles, set per
 forward); a whole copy of a storage (clone, contiguous, a copy_ over a whole storage) keeps its
 source's origin; a fresh allocation that is only zero-filled is zeros; anything else a forward
-writes (a Triton launch, a partial copy, a fill with another value) has none: computed.
+writes (a Triton launch, a partial copy, a fill with another value) has none: computed. A parameter
+torch wrote into, or that was ever handed to a Triton kernel (at construction too), loses its role
+for good: the kernel may have rewritten it.
 """
 
 from __future__ import annotations
@@ -30,13 +32,18 @@ class Provenance:
         # roots torch wrote into in some forward (a parameter overwritten with a computed bias): no
         # longer the reference's parameter, in this forward or any later one
         self.spoiled: set[int] = set()
+        # every storage ever passed to a Triton launch, at construction too: a parameter among them
+        # may have been rewritten by the kernel (scaled, summed with a bias), so it is no longer the
+        # reference's parameter for the library call
+        self.handed: set[int] = set()
         self.reset()
 
     def reset(self) -> None:
         self.fresh: set[int] = set()
         self.tainted: set[int] = set()
         self.triton: set[int] = set()
-        self.origin: dict[int, str] = {p: r for p, r in self.roots.items() if p not in self.spoiled}
+        self.origin: dict[int, str] = {p: r for p, r in self.roots.items() if p not in self.spoiled
+                                       and not (r == "param" and p in self.handed)}
 
     def allocated(self, ptr: int, zero: bool = False) -> None:
         self.fresh.add(ptr)
@@ -73,8 +80,10 @@ class Provenance:
 
     def launched(self, ptrs: list[int]) -> None:
         for p in ptrs:
-            if p not in self.roots:  # an input or parameter passed to a kernel is usually read (see library.py)
-                self._set_origin(p, None)  # the kernel may have written it
+            self.handed.add(p)
+            # the kernel may have written it (an input it wrote fails the input check on its own)
+            if not self.roots.get(p, "").startswith("input:"):
+                self.origin.pop(p, None)
             if p not in self.tainted and p not in self.protected:
                 self.triton.add(p)
 
