@@ -71,7 +71,9 @@ def library_flops(op: str, args: tuple, result: Any) -> int:
 # Roles of a library call's operands, by storage: an input of forward (by position), a parameter or
 # buffer of the module, zeros (a fresh allocation only zero-filled: a bias that adds nothing), or a
 # tensor computed in forward (anything else).
-PARAM, ZERO, COMPUTED = "param", "zero", ""
+# A parameter torch wrote into or a Triton kernel was handed is "written" (provenance.py): no longer
+# the reference's parameter.
+PARAM, ZERO, WRITTEN, COMPUTED = "param", "zero", "written", ""
 
 
 def input_role(i: int) -> str:
@@ -81,7 +83,10 @@ def input_role(i: int) -> str:
 def _role_text(role: str) -> str:
     if role.startswith("input:"):
         return f"input {role.split(':', 1)[1]} of forward()"
-    return {PARAM: "a parameter", ZERO: "zeros"}.get(role, "a tensor computed in forward()")
+    return {PARAM: "a parameter", ZERO: "zeros",
+            WRITTEN: "a parameter that a Triton kernel was handed or torch wrote into (it may have been "
+                     "rewritten; keep the library call's parameters out of your kernels)"
+            }.get(role, "a tensor computed in forward()")
 
 
 def _shape(t: Any) -> tuple[int, ...] | None:

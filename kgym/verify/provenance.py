@@ -42,8 +42,13 @@ class Provenance:
         self.fresh: set[int] = set()
         self.tainted: set[int] = set()
         self.triton: set[int] = set()
-        self.origin: dict[int, str] = {p: r for p, r in self.roots.items() if p not in self.spoiled
-                                       and not (r == "param" and p in self.handed)}
+        self.origin: dict[int, str] = {p: self._root_role(p, r) for p, r in self.roots.items()}
+
+    def _root_role(self, ptr: int, role: str) -> str:
+        """An input's or a parameter's role, "written" for a parameter that may have been rewritten."""
+        if role == "param" and (ptr in self.spoiled or ptr in self.handed):
+            return "written"
+        return role
 
     def allocated(self, ptr: int, zero: bool = False) -> None:
         self.fresh.add(ptr)
@@ -54,7 +59,7 @@ class Provenance:
     def _set_origin(self, ptr: int, role: str | None) -> None:
         if ptr in self.roots:  # torch wrote into an input or a parameter
             self.spoiled.add(ptr)
-            self.origin.pop(ptr, None)
+            self.origin[ptr] = self._root_role(ptr, self.roots[ptr])
             return
         if role is None:
             self.origin.pop(ptr, None)
@@ -82,7 +87,9 @@ class Provenance:
         for p in ptrs:
             self.handed.add(p)
             # the kernel may have written it (an input it wrote fails the input check on its own)
-            if not self.roots.get(p, "").startswith("input:"):
+            if p in self.roots:
+                self.origin[p] = self._root_role(p, self.roots[p])
+            else:
                 self.origin.pop(p, None)
             if p not in self.tainted and p not in self.protected:
                 self.triton.add(p)
