@@ -90,7 +90,7 @@ def covers_storage(t: Any) -> bool:
     """Does a plain tensor view every element of its storage exactly once (dense, no overlap, no
     offset, dims in any order)? A copy of or into such a view moves a whole storage, so the hybrid
     call rule lets the copy keep its source's role (provenance.py's origin)."""
-    if not accessors.is_plain_tensor(t) or accessors.storage_offset(t) != 0:
+    if not accessors.is_plain_tensor(t) or accessors.layout(t) != torch.strided or accessors.storage_offset(t) != 0:
         return False
     start, end = accessors.storage_span(t)
     if accessors.numel(t) * accessors.element_size(t) != end - start:
