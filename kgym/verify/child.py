@@ -145,6 +145,7 @@ class Child:
         self.report = _make_report()
         self.reported: set[str] = set()
         self.model_storages: list[int] = []  # storages of ModelNew's parameters, read at load
+        self.buffer_storages: list[int] = []  # and of its buffers (roles of a hybrid's library operands)
         self.profiler_config = _profiler_config()
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
 
@@ -294,6 +295,7 @@ class Child:
                 return {"op": "error", "gate": "compile", "reason": "ModelNew.to() did not return a Module"}
             self.model = model
             self.model_storages = self._parameter_storages(model)
+            self.buffer_storages = self._parameter_storages(model, buffers=True)
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
             return self._error_reply(e, default_gate="compile")
         finally:
@@ -308,10 +310,11 @@ class Child:
             return {"op": "error", **problems}
         return {"op": "loaded"}
 
-    def _parameter_storages(self, model: torch.nn.Module) -> list[int]:
-        """Storages of the parameters (candidate code may run here: it is under the guard)."""
+    def _parameter_storages(self, model: torch.nn.Module, buffers: bool = False) -> list[int]:
+        """Storages of the parameters, or of the buffers (candidate code may run here: it is under the
+        guard)."""
         ptrs = []
-        for p in list(model.parameters()):
+        for p in list(model.buffers() if buffers else model.parameters()):
             if not accessors.is_plain_tensor(p):
                 raise IsolationViolation("kgym: a parameter of ModelNew is a tensor subclass")
             ptrs.append(accessors.storage_ptr(p))
@@ -344,6 +347,11 @@ class Child:
         """One forward. The guard is on the stack already (since load); the per-forward state is
         reset: one library call allowed, storages tracked for the output-provenance rule."""
         self.guard.library_calls.clear()
+        # the roles a hybrid's library call may take its operands from (library.py's call rule)
+        roots = {p: "param" for p in self.model_storages + self.buffer_storages}
+        roots.update({accessors.storage_ptr(x): f"input:{i}" for i, x in enumerate(inputs)
+                      if accessors.is_plain_tensor(x)})
+        self.provenance.roots = roots
         self.provenance.reset()
         self.provenance.protected = set(self.model_storages)
         self.provenance.protected.update(accessors.storage_ptr(x) for x in inputs if accessors.is_plain_tensor(x))

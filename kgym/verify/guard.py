@@ -66,6 +66,7 @@ FRESH_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new
                        "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
                        "new_full", "empty_permuted"})
 COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fresh_copy"})
+ZERO_OPS = frozenset({"zeros", "zeros_like", "new_zeros"})  # fresh and zero-filled
 # fill_ reads its value from a tensor when given one (fill_.Tensor, a 0-d view of an input): a copy of
 # that tensor, as copy_ is (`out[i, j].fill_(x[j, i])` moved every byte of a transpose, 2026-12-04).
 WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from": (1, 0),
@@ -138,6 +139,23 @@ def _plain_tensors(result: Any) -> list[torch.Tensor]:
     return []
 
 
+def covers_storage(t: Any) -> bool:
+    """Does a plain tensor view every element of its storage exactly once (dense, no overlap, no
+    offset, dims in any order)? A copy of or into such a view moves a whole storage, so the hybrid
+    call rule lets the copy keep its source's role (provenance.py's origin)."""
+    if not accessors.is_plain_tensor(t) or accessors.layout(t) != torch.strided or accessors.storage_offset(t) != 0:
+        return False
+    start, end = accessors.storage_span(t)
+    if accessors.numel(t) * accessors.element_size(t) != end - start:
+        return False
+    expected = 1
+    for stride, size in sorted((st, d) for d, st in zip(accessors.shape(t), accessors.stride(t)) if d != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def op_name(func: Any) -> str:
     """'aten::relu.default' -> 'relu' (the overload packet)."""
     name = func.name() if hasattr(func, "name") else str(func)
@@ -208,7 +226,7 @@ class ComputeGuard(TorchDispatchMode):
                 out = func(*args, **kwargs)
                 # the kind the reference makes, no larger than its largest call (library.py)
                 allowance = as_allowance(self.hybrid)
-                why = allowance.check(name, args, out) if allowance is not None else None
+                why = allowance.check(name, args, out, kwargs, self._role_of) if allowance is not None else None
                 if why is None:
                     return self._track(name, args, kwargs, out)
                 self.record(why)
@@ -254,6 +272,13 @@ class ComputeGuard(TorchDispatchMode):
                                  "beyond the arithmetic the reference's own __init__ does (same op, shapes and "
                                  "dtype, as often); do the work in forward() with a Triton kernel")
 
+    def _role_of(self, t: Any) -> str:
+        """A library call's operand's role (library.py's call rule), from the provenance tracker."""
+        prov = self.provenance
+        if prov is None or not accessors.is_plain_tensor(t):
+            return ""
+        return prov.origin.get(accessors.storage_ptr(t), "")
+
     def _track(self, name: str, args: tuple, kwargs: dict, result: Any) -> Any:
         """Tell the provenance tracker what an allowed op wrote (see provenance.py)."""
         prov = self.provenance
@@ -263,25 +288,34 @@ class ComputeGuard(TorchDispatchMode):
         # (an allocation op's, a copy's, a library call's result): fresh, named by order in the
         # launch signature, never by its address.
         held = {accessors.storage_ptr(t) for t in _plain_tensors(list(args) + list(kwargs.values()))}
+        if name in LIBRARY_OPS:
+            for t in _plain_tensors(result):
+                prov.written(accessors.storage_ptr(t))
         for t in _plain_tensors(result):
             ptr = accessors.storage_ptr(t)
             if ptr not in held:
                 prov.allocated(ptr)
         if name in FRESH_OPS:
             for t in _plain_tensors(result):
-                prov.allocated(accessors.storage_ptr(t))
+                prov.allocated(accessors.storage_ptr(t), zero=name in ZERO_OPS)
         elif name in COPY_RESULT_OPS or name in ("copy", "fill"):
             src = args[1] if name in ("copy", "fill") and len(args) > 1 else (args[0] if args else None)
             for t in _plain_tensors(result):
                 if accessors.is_plain_tensor(src):
-                    prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src))
+                    # a clone of a whole storage keeps its origin (W.t().contiguous() is the parameter)
+                    prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src),
+                                whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t))
         elif name in WRITE_OPS:
             dst_i, src_i = WRITE_OPS[name]
             dst = args[dst_i] if len(args) > dst_i else None
             src = args[src_i] if src_i is not None and len(args) > src_i else None
             if accessors.is_plain_tensor(dst):
-                prov.copied(accessors.storage_ptr(dst),
-                            accessors.storage_ptr(src) if accessors.is_plain_tensor(src) else None)
+                plain_src = accessors.is_plain_tensor(src)
+                zero = name == "zero_" or (name == "fill_" and len(args) > 1 and type(args[1]) in (int, float)
+                                           and args[1] == 0)
+                whole = covers_storage(dst) and (zero or (plain_src and covers_storage(src)))
+                prov.copied(accessors.storage_ptr(dst), accessors.storage_ptr(src) if plain_src else None,
+                            whole=whole, zero=zero)
         return result
 
     def stack_intact(self) -> bool:
@@ -289,6 +323,9 @@ class ComputeGuard(TorchDispatchMode):
         stack = _get_current_dispatch_mode_stack()
         return len(stack) == 1 and stack[0] is self
 
+
+# The profiler's range for an op a Python dispatch mode handled (torch's name for it).
+MODE_RANGE = "PythonDispatchMode"
 
 # Composite ops the profiler records above the ops they decompose into: judged by their children.
 COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "einsum", "dropout",
@@ -314,6 +351,12 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
     composite ops are judged by the ops they decompose into."""
     forbidden: list[str] = []
     library = 0
+    events = list(events)
+    # When the dispatch guard (a Python dispatch mode) handles an op, torch's profiler records a
+    # "PythonDispatchMode" range right below it. A library call without one was made with the guard
+    # switched off, so its arguments were never judged (library.py's call rule): refused. Only where
+    # this torch records the range at all (the guard handles every op of a forward).
+    mode_ranges = any(evt.name == MODE_RANGE for evt in events)
 
     def judge(evt: Any) -> None:
         nonlocal library
@@ -326,7 +369,10 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
             return
         if hybrid and op in LIBRARY_OPS:
             library += 1
-            if library > 1:
+            if mode_ranges and not any(c.name == MODE_RANGE for c in evt.cpu_children):
+                forbidden.append(evt.name + " (a library call the dispatch guard never judged: made with the "
+                                 "guard switched off)")
+            elif library > 1:
                 forbidden.append(evt.name + " (second library call)")
             elif as_allowance(hybrid) is not None and library_kind(op) not in as_allowance(hybrid).max_flops:
                 forbidden.append(evt.name + " (a library call of a kind the reference does not make)")
