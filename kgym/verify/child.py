@@ -45,6 +45,7 @@ from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts, working_streams
+from kgym.verify.outside import CallWindow
 from kgym.verify.precision import exact_fp32
 from kgym.verify.provenance import Provenance
 from kgym.verify.shared import open_handle
@@ -146,6 +147,7 @@ class Child:
         self.model_storages: list[int] = []  # storages of ModelNew's parameters, read at load
         self.profiler_config = _profiler_config()
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
+        self.window = CallWindow(self.report)  # candidate code and launches only inside our calls
 
     # --- start-up -------------------------------------------------------------------------
     def warm_up(self) -> float:
@@ -234,6 +236,8 @@ class Child:
                 self.guard.phase != "run" or self.guard.hybrid is not self.hybrid
                 or self.guard.provenance is not self.provenance or self.counter.provenance is not self.provenance):
             found.append("the dispatch guard's or the launch hook's state was changed")
+        if self.window.candidate_globals is not None:
+            found += self.window.intact()
         if self.threads_at_load and os_thread_count() > self.threads_at_load:
             found.append("the candidate started a thread (the OS counts more threads than at load)")
         for f in found:
@@ -262,6 +266,8 @@ class Child:
             self._take_snapshot()
             self.threads_at_load = os_thread_count()
             self.audit = AuditTripwire(path, self.workdir, self.report)
+            self.audit.profile_setters = self.window.setters
+            self.counter.window = self.window
             counter = self.counter
             self.audit.interpreter_rewriting = lambda: counter.rewriting
             self.audit.install()
@@ -273,10 +279,12 @@ class Child:
             self.harness = _harness_state()
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
+        error: BaseException | None = None
         try:
             spec = importlib.util.spec_from_file_location("candidate", path)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate"] = module
+            self.window.arm(module.__dict__)  # inside from here: import, __init__, .to()
             spec.loader.exec_module(module)
             model_cls = module.__dict__.get("ModelNew")
             if model_cls is None:
@@ -291,10 +299,14 @@ class Child:
             self.model = model
             self.model_storages = self._parameter_storages(model)
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
-            return self._error_reply(e, default_gate="compile")
+            error = e
         finally:
             if self.guard is not None:
                 self.guard.phase = "run"
+            if self.window.candidate_globals is not None:
+                self.window.leave()  # before any reply: from here the candidate runs only in forward
+        if error is not None:
+            return self._error_reply(error, default_gate="compile")
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
@@ -318,6 +330,8 @@ class Child:
                     + ", ".join(dict.fromkeys(self.guard.violations))}
         if self.counter.refusals:
             return {"gate": "isolation", "reason": "launch refused: " + "; ".join(self.counter.refusals[:3])}
+        if self.window.violations:
+            return {"gate": "isolation", "reason": "; ".join(self.window.violations[:3])}
         tamper = self._tampering()
         if tamper:
             return {"gate": "isolation", "reason": "tampering: " + "; ".join(tamper)}
@@ -339,8 +353,12 @@ class Child:
         self.provenance.reset()
         self.provenance.protected = set(self.model_storages)
         self.provenance.protected.update(accessors.storage_ptr(x) for x in inputs if accessors.is_plain_tensor(x))
-        with _no_grad():
-            return self.model(*inputs)
+        self.window.enter()
+        try:
+            with _no_grad():
+                return self.model(*inputs)
+        finally:
+            self.window.leave()
 
     def _check_output(self, out: Any, inputs: list[Any], expect: torch.Tensor) -> tuple[dict, str | None, str]:
         """Type, device, aliasing, shape, dtype and provenance of what forward returned, read through
@@ -390,7 +408,7 @@ class Child:
                 where = "; ".join(f"stream {k}: {', '.join(v[:3])}" for k, v in streams.items())
                 forbidden.append(f"device work on {len(streams)} streams ({where}): every kernel, copy and "
                                  "fill must run on the stream the harness times")
-        return forbidden, library, kernel_counts(names), names
+        return forbidden, library, kernel_counts(names, self.counter.names), names
 
     def forward(self, msg: dict[str, Any]) -> dict[str, Any]:
         inputs = [self._open(x) for x in msg["inputs"]]
