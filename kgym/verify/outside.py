@@ -16,13 +16,18 @@ compute the next answer between runs).
   Inside, no hook is set: a call into the candidate costs nothing more;
 - `LaunchCounter` refuses every Triton launch while outside (a library callable handed to a finalizer,
   Triton's own launcher included, runs no candidate frame);
-- the signal handlers must stay those found at load (installing one raises no audit event in 3.11).
+- the signal handlers must stay those found at load (installing one raises no audit event in 3.11);
+- automatic garbage collection runs only inside the calls (disabled at `leave`, enabled at `enter`):
+  a cycle holding a generator or a finalizer of the candidate's is collected inside forward, where
+  its code is judged like forward's (an honest generator left in a cycle is then never refused for
+  a collection that happened to fall between calls), and a gc callback never fires outside.
 Every finding is written at once to the report channel (isolation): catching an error takes nothing
 back. The hook is only a tripwire: it rejects, it never passes anything.
 """
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 from collections.abc import Callable
@@ -31,6 +36,7 @@ from typing import Any
 _setprofile = sys.setprofile
 _getprofile = sys.getprofile
 _getsignal = signal.getsignal
+_gc_enable, _gc_disable, _gc_isenabled = gc.enable, gc.disable, gc.isenabled
 _SIGNALS = tuple(sorted(signal.valid_signals()))
 
 
@@ -62,9 +68,11 @@ class CallWindow:
             self._violation("the harness's watch between its calls was removed or changed")
         self.inside = True
         _setprofile(None)
+        _gc_enable()
 
     def leave(self) -> None:
         """The harness's call returned (or raised): from here on no candidate frame may run."""
+        _gc_disable()
         _setprofile(self.watch)
         self.inside = False
 
@@ -73,6 +81,8 @@ class CallWindow:
         found = []
         if self.inside or _getprofile() is not self.watch:
             found.append("the harness's watch between its calls was removed or changed")
+        if _gc_isenabled():
+            found.append("automatic garbage collection was switched on between the harness's calls")
         now = signal_handlers()
         if any(now.get(s) is not h for s, h in self.handlers.items()):  # identity: no candidate __eq__
             found.append("a signal handler was installed (it runs candidate code between the harness's calls)")
