@@ -19,7 +19,9 @@ The runtime rules (docs/verify.md, "Runtime rules") as they apply here: the disp
 before the candidate is imported and never popped, so every call into candidate code on this thread
 (import, __init__, forward, hooks, finalizers, methods of returned objects) runs under it; the
 harness needs no exemption from the guard after load (it computes nothing); values the candidate hands over are read
-through exact types and `accessors` only; no other thread may start (counted by the OS).
+through exact types and `accessors` only; no other thread may start (counted by the OS); candidate code
+and Triton launches run only inside the harness's calls (`outside.CallWindow`: a profile hook and the
+launch hook refuse them in between, where automatic gc is off).
 """
 
 from __future__ import annotations
@@ -457,7 +459,7 @@ class Child:
             if self.device.type == "cuda":
                 _synchronize(self.device)
         nbytes = accessors.numel(out) * accessors.element_size(out) if accessors.is_plain_tensor(out) else 0
-        del out  # under the guard: a finalizer the candidate hung on it is judged like forward
+        del out  # outside the call: a candidate frame or a launch a finalizer starts here is refused
         _poison(self.device, nbytes)
         problems = self._violations()
         if problems:
