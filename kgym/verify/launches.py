@@ -361,6 +361,10 @@ def kernel_counts(names: Iterable[str], triton_names: Iterable[str] = ()) -> dic
 
 
 def _is_triton_name(device_name: str, triton_names: set[str]) -> bool:
+    """A Triton kernel's device name is an identifier (its name, maybe with a suffix); torch's kernels
+    and CUDA's copies are named by signatures and phrases with spaces ("void at::native::...")."""
+    if " " in device_name:
+        return False
     return device_name in triton_names or any(device_name.startswith(k + "_") for k in triton_names)
 
 
