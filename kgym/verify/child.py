@@ -307,6 +307,7 @@ class Child:
                 self.guard.phase = "run"
             if self.window.candidate_globals is not None:
                 self.window.leave()  # before any reply: from here the candidate runs only in forward
+                self.window.collect()
         if error is not None:
             return self._error_reply(error, default_gate="compile")
         problems = self._violations()
@@ -429,6 +430,7 @@ class Child:
                 out = self._call(inputs)
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
+        self.window.collect()  # the call's young cycles, where cleanup may run but launch nothing
         if self.device.type == "cuda":
             _synchronize(self.device)
         reply["launches"] = self.counter.launches
@@ -482,6 +484,7 @@ class Child:
             if i is None:
                 return
             state["out"] = None
+            self.window.collect()  # untimed: the call's young cycles (cleanup may run, not launch)
             if self.device.type == "cuda":
                 _synchronize(self.device)
             signatures.add(self.counter.signature(inputs, out, self.provenance.fresh))

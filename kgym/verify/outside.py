@@ -17,10 +17,12 @@ compute the next answer between runs).
 - `LaunchCounter` refuses every Triton launch while outside (a library callable handed to a finalizer,
   Triton's own launcher included, runs no candidate frame);
 - the signal handlers must stay those found at load (installing one raises no audit event in 3.11);
-- automatic garbage collection runs only inside the calls (disabled at `leave`, enabled at `enter`):
-  a cycle holding a generator or a finalizer of the candidate's is collected inside forward, where
-  its code is judged like forward's (an honest generator left in a cycle is then never refused for
-  a collection that happened to fall between calls), and a gc callback never fires outside.
+- automatic garbage collection runs only inside the calls (disabled at `leave`, enabled at `enter`),
+  plus one young-generation collection the harness makes after each call, outside the timed region
+  (`collect`), where the candidate's cleanup may run but not launch: a cycle holding a generator of
+  the candidate's is collected at a fixed point (an honest generator left in a cycle is never
+  refused for a collection that happened to fall between calls), and a gc callback runs nowhere
+  else outside the calls.
 Every finding is written at once to the report channel (isolation): catching an error takes nothing
 back. The hook is only a tripwire: it rejects, it never passes anything.
 """
@@ -36,7 +38,7 @@ from typing import Any
 _setprofile = sys.setprofile
 _getprofile = sys.getprofile
 _getsignal = signal.getsignal
-_gc_enable, _gc_disable, _gc_isenabled = gc.enable, gc.disable, gc.isenabled
+_gc_enable, _gc_disable, _gc_isenabled, _gc_collect = gc.enable, gc.disable, gc.isenabled, gc.collect
 _SIGNALS = tuple(sorted(signal.valid_signals()))
 
 
@@ -54,7 +56,8 @@ class CallWindow:
         self.watch = self._watch  # one bound method: compared by identity with sys.getprofile()
         # The code objects allowed to call sys.setprofile after load (the audit hook denies it to
         # everyone else).
-        self.setters = frozenset({CallWindow.enter.__code__, CallWindow.leave.__code__})
+        self.setters = frozenset({CallWindow.enter.__code__, CallWindow.leave.__code__,
+                                  CallWindow.collect.__code__})
 
     def arm(self, candidate_globals: dict) -> None:
         """At load, before the candidate's module runs: whose frames to watch, which handlers stand."""
@@ -75,6 +78,18 @@ class CallWindow:
         _gc_disable()
         _setprofile(self.watch)
         self.inside = False
+
+    def collect(self) -> None:
+        """After a call, outside any timed region: the call's young cycles are collected at this fixed
+        point, as an automatic collection between calls used to (the memory they hold, and where the
+        next buffers are mapped, stay as they were before gc was switched off between calls).
+        Cleanup the candidate left in them (a generator's `finally`) may run here, but `inside` stays
+        False, so it may launch nothing, and the guard refuses torch arithmetic as everywhere."""
+        _setprofile(None)
+        try:
+            _gc_collect(0)
+        finally:
+            _setprofile(self.watch)
 
     def intact(self) -> list[str]:
         """Checked at every boundary, outside the calls."""
