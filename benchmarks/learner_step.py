@@ -30,7 +30,7 @@ learner module is loaded from its file, so ray_cluster/__init__ (which imports R
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import statistics
@@ -65,13 +65,8 @@ def emit(record: dict) -> None:
 
 
 def load_learner_core():
-    """ray_cluster/learner_core.py without running ray_cluster/__init__ (the GPU image has no Ray)."""
-    path = ROOT / "ray_cluster" / "learner_core.py"
-    spec = importlib.util.spec_from_file_location("kgym_bench_learner_core", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(module)
-    return module
+    """kgym.training.learner_core: the library's learner, which needs no Ray (the GPU image has none)."""
+    return importlib.import_module("kgym.training.learner_core")
 
 
 def build_random_model(preset: str, target: Path, device: torch.device) -> dict:
@@ -158,7 +153,7 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.perf_counter()
     dtype = "bfloat16"
     config = core.LearnerConfig(model_path=str(target), quantize_4bit=not args.no_quantize, compute_dtype=dtype,
-                                device=str(device), cispo=CispoConfig(beta=0.08), token_budget=budget,
+                                device=str(device), loss=CispoConfig(beta=0.08), token_budget=budget,
                                 gradient_checkpointing=not args.no_checkpointing, total_steps=max(args.steps + 1, 2),
                                 logits_chunk=args.logits_chunk, correction=args.correction)
     learner = core.Learner(config)

@@ -10,7 +10,7 @@ reward, or would it have drifted there anyway?
 for every seed four arms with the same sampling draws: trained on the true reward, frozen (no step),
 shuffled (the group's rewards permuted among its answers) and random (uniform rewards); each scored
 on the true reward. Each arm is judged against the frozen one by learning_toy.judge (paired bootstrap
-of jobs.rl_steps over the last LAST steps, pairs (seed, step); learned = the 95% interval above 0
+of kgym.training.step_rules over the last LAST steps, pairs (seed, step); learned = the 95% interval above 0
 pooled and for every seed). Then the false-positive check: the shuffled and random arms over
 `--streams` noise streams (other permutations, other random rewards), at the test's seeds and steps
 judged by the same rule, and at seed 0 over 16 steps by the rule of the single-seed test this one

@@ -146,7 +146,7 @@ def replay_mode(args) -> dict:
 
     learner = core.Learner(core.LearnerConfig(model_path=str(model_dir), quantize_4bit=gpus,
                                               compute_dtype="bfloat16" if gpus else "float32",
-                                              cispo=CispoConfig(beta=0.08), token_budget=args.seq_len))
+                                              loss=CispoConfig(beta=0.08), token_budget=args.seq_len))
     vocab = ls.PRESETS[args.preset]["vocab_size"]
     times = []
     for k in range(args.learn_steps + 1):

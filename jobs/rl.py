@@ -69,11 +69,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jobs import rl_steps
 from jobs.cli import job_main, parser, toml_string
 from jobs.config import ConfigError
 from jobs.rl_config import RLJobConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table
+from kgym.training import step_rules as rl_steps
 
 STATE_FILE = "state.json"
 STATE_FORMAT = 1

@@ -34,9 +34,8 @@ from jobs.config import (
     option,
     section,
 )
+from kgym.contract.names import FAMILIES
 
-FAMILIES = ("elementwise", "reduction", "scan", "normalization", "softmax", "fusion", "matmul",
-            "gemm_epilogue", "conv1d", "conv2d", "pool2d", "module", "fused_hybrid", "kernelbook")
 # lesson 8.2: the families whose full task is a level-2 module with a GEMM/conv at its core
 HYBRID_FAMILIES = ("fused_hybrid", "gemm_epilogue")
 
@@ -175,15 +174,29 @@ class OffPolicySection:
     adapter_window: int = option(1, "versions the rollout engine keeps behind the newest", ge=1)
 
 
+def _loss_names() -> tuple[str, ...]:
+    from kgym.rl.losses import loss_names  # imports torch: only when a config is checked
+
+    return loss_names()
+
+
 @dataclass(frozen=True)
 class LearnerSection:
-    """[learner]: the CISPO learner (ray_cluster.learner_core.LearnerConfig)."""
+    """[learner]: the learner (kgym.training.learner_core.LearnerConfig) and its policy loss."""
 
     gpus: float = option(1, "Ray GPU share of the learner actor (0: CPU; a fraction shares a GPU; [placement] "
                          "colocated sets its own share)", ge=0)
     lr: float = option(1e-5, "AdamW learning rate, linear to 0 over `steps` (the study's)", ge=0, le=1e-2)
-    beta: float = option(0.08, "k3 KL weight (the study's)", ge=0)
-    epsilon_high: float = option(5.0, "CISPO's absolute cap on the ratio (ScaleRL ~5)", gt=1)
+    loss: str = option("cispo", "policy loss by name (kgym.rl.losses): cispo (the study's), grpo, dapo, dr_grpo",
+                       choices=_loss_names)
+    beta: float = option(0.08, "k3 KL weight (the study's; DAPO's paper used 0)", ge=0)
+    epsilon_low: float | None = option(None, "grpo/dapo/dr_grpo: the ratio's clip below, 1 - epsilon_low; omit: the "
+                                       "loss's default (0.2); cispo takes none", gt=0)
+    epsilon_high: float | None = option(None, "cispo: the absolute cap on the ratio (omit: 5.0, ScaleRL's); "
+                                        "grpo/dr_grpo/dapo: the clip above, 1 + epsilon_high (omit: 0.2, 0.2, 0.28)",
+                                        gt=0)
+    dr_grpo_tokens: int = option(6144, "dr_grpo: the constant token count per sequence it divides by (the study's "
+                                 "tokens per turn)", ge=1)
     quantize_4bit: bool = option(True, "NF4 base (QLoRA, the study's); false on CPU tests")
     compute_dtype: str = option("bfloat16", "matmul dtype", choices=("bfloat16", "float32", "float16"))
     token_budget: int = option(16384, "padded tokens per micro-batch", ge=16)
@@ -201,15 +214,31 @@ class LearnerSection:
     device: str = option("auto", "auto: cuda if the actor has a GPU, else cpu")
     seed: int = option(0, "learner seed", ge=0)
 
+    def __post_init__(self) -> None:
+        # The bounds' meaning depends on the loss; say so before anything starts (the loss configs
+        # check the rest when the learner's config is built).
+        if self.loss == "cispo":
+            if self.epsilon_low is not None:
+                raise ConfigError("[learner]: loss 'cispo' caps the ratio above only (epsilon_high, absolute); "
+                                  "remove epsilon_low or pick grpo, dapo or dr_grpo")
+            if self.epsilon_high is not None and not self.epsilon_high > 1:
+                raise ConfigError(f"[learner]: loss 'cispo' takes epsilon_high as an absolute cap on the ratio, "
+                                  f"> 1 (ScaleRL ~5), not {self.epsilon_high}")
+        elif self.epsilon_low is not None and not self.epsilon_low < 1:
+            raise ConfigError(f"[learner]: epsilon_low must be < 1 (the ratio is clipped at 1 - epsilon_low), "
+                              f"not {self.epsilon_low}")
+
     def learner_config(self, model: str, sft_adapter: str | None, total_steps: int, temperature: float) -> Any:
         """`temperature`: the sampler's ([sampling] temperature): the learner scores at it."""
-        from kgym.rl import CispoConfig, CorrectionConfig
-        from ray_cluster.learner_core import LearnerConfig, LoraSettings
+        from kgym.rl import CorrectionConfig, make_loss_config
+        from kgym.training.learner_core import LearnerConfig, LoraSettings
 
         lora = LoraSettings() if sft_adapter else LoraSettings(r=self.lora_r, alpha=self.lora_alpha)
         return LearnerConfig(model_path=model, sft_adapter=sft_adapter, quantize_4bit=self.quantize_4bit,
                              compute_dtype=self.compute_dtype, device=self.device, lora=lora,
-                             cispo=CispoConfig(beta=self.beta, epsilon_high=self.epsilon_high), lr=self.lr,
+                             loss=make_loss_config(self.loss, beta=self.beta, epsilon_low=self.epsilon_low,
+                                                   epsilon_high=self.epsilon_high,
+                                                   constant_tokens=self.dr_grpo_tokens), lr=self.lr,
                              total_steps=total_steps, token_budget=self.token_budget,
                              gradient_checkpointing=self.gradient_checkpointing, checkpoint_dir=None,
                              seed=self.seed, temperature=temperature, logits_chunk=self.logits_chunk,
@@ -320,7 +349,7 @@ class RLJobConfig:
         """The rollout actors' settings; `placement` (jobs.rl_placement.Placement) decides sleep mode and
         the default memory share."""
         from kgym.rollout.engine import EngineConfig
-        from ray_cluster.rollout_core import RolloutConfig
+        from kgym.rollout.rollout_core import RolloutConfig
 
         e = self.engine
         colocated = placement is not None and placement.mode == "colocated"

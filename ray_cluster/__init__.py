@@ -14,11 +14,13 @@ probe, `service.py` the `FarmService` actor (placement, backpressure, retries, r
 exactly-once by evaluation id, rows to the sink), `pool.py` its driver-side client with the batch
 `run`, `evaluator.py` the episodes' `Evaluator` over it, `pool_config.py` their settings,
 `task_actor.py` the curriculum actor, `sink.py` the records + metrics actor, `session.py`
-connecting to Ray, `learner_core.py` the `Learner` (no Ray) and `learner.py` its `LearnerActor`,
-`configs/` a cluster-launcher YAML and a KubeRay RayCluster manifest.
+connecting to Ray, `learner.py` the `LearnerActor` over `kgym.training.learner_core.Learner`,
+`rollout.py` the `RolloutActor` over `kgym.rollout.rollout_core.Rollout`, `configs/` a
+cluster-launcher YAML and a KubeRay RayCluster manifest. What these actors wrap lives in the library,
+without Ray; this package holds the actors.
 
-Names are imported on first use (PEP 562), so `import ray_cluster.learner_core` (the learner's plain
-class, which a GPU benchmark runs on a machine without Ray) does not import Ray through this package.
+Names are imported on first use (PEP 562): `from ray_cluster import Learner` imports the learner's plain
+class without importing Ray through this package.
 """
 
 from __future__ import annotations
@@ -39,10 +41,10 @@ _EXPORTS = {
     "TaskActor": "ray_cluster.task_actor",
     "VerifierWorker": "ray_cluster.worker", "WorkerConfig": "ray_cluster.worker", "WorkerHealth": "ray_cluster.worker",
     "LearnerActor": "ray_cluster.learner",
-    "Learner": "ray_cluster.learner_core", "LearnerConfig": "ray_cluster.learner_core",
-    "LoraSettings": "ray_cluster.learner_core", "StepMetrics": "ray_cluster.learner_core",
-    "StepStatus": "ray_cluster.learner_core",
-    "latest_checkpoint": "ray_cluster.learner_core",
+    "Learner": "kgym.training.learner_core", "LearnerConfig": "kgym.training.learner_core",
+    "LoraSettings": "kgym.training.learner_core", "StepMetrics": "kgym.training.learner_core",
+    "StepStatus": "kgym.training.learner_core",
+    "latest_checkpoint": "kgym.training.learner_core",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,6 +1,6 @@
 """`LearnerActor`: the Ray actor that owns the policy being trained (one GPU) and runs CISPO steps.
 
-A thin shell over `ray_cluster.learner_core.Learner` (which holds the model, the adapters, the
+A thin shell over `kgym.training.learner_core.Learner` (which holds the model, the adapters, the
 optimizer and the checkpoints, and is used without a Ray runtime in tests and benchmarks). The
 controller drives it: `step(TrainBatch) -> StepMetrics`, then hands `adapter_dir()` of the new
 `policy_version` to the rollout actor under a fresh LoRA id. Order of events for the controller:
@@ -22,7 +22,7 @@ from pathlib import Path
 import ray
 
 from kgym.rl import TrainBatch
-from ray_cluster.learner_core import Learner, LearnerConfig, StepMetrics, latest_checkpoint
+from kgym.training.learner_core import Learner, LearnerConfig, StepMetrics, latest_checkpoint
 
 
 @ray.remote(num_gpus=1, max_restarts=0, max_task_retries=0)

@@ -1,5 +1,5 @@
 """`RolloutActor`: the Ray actor that owns one vLLM engine (one GPU, or several through tensor
-parallelism) and serves groups of episodes: a thin shell over `ray_cluster.rollout_core.Rollout`.
+parallelism) and serves groups of episodes: a thin shell over `kgym.rollout.rollout_core.Rollout`.
 
     actor = RolloutActor.options(num_gpus=1).remote(config, "kgym-farm")   # the farm service's name
     groups = ray.get(actor.rollout.remote(tasks))
@@ -25,9 +25,9 @@ import ray
 
 from kgym.contract import Mode
 from kgym.rollout.engine import SleepOutcome
+from kgym.rollout.rollout_core import Rollout, RolloutConfig
 from kgym.rollout.sampling import SamplingConfig
 from kgym.tasks.task import Task
-from ray_cluster.rollout_core import Rollout, RolloutConfig
 
 
 def _evaluator(evaluator: Any):

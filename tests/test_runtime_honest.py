@@ -4,8 +4,9 @@ Each candidate does something a rule looks at and that is allowed: a weight prep
 by copying (the init guard), nn.Linear's RNG initialisation (the init guard), a widening dtype
 conversion of a Triton result (output provenance), an output written through two launches and a
 scratch buffer kept across forwards (provenance, launch roles), plain scalars, a float, a bool
-and a constexpr as launch arguments (exact types), and data-movement references (cat, transpose)
-answered by real Triton copy kernels (provenance). Run with the static policy on, as a model's
+and a constexpr as launch arguments (exact types), data-movement references (cat, transpose)
+answered by real Triton copy kernels (provenance), and a second kernel launched after one that calls
+Triton's jitted tl.sigmoid (the CPU front-end check). Run with the static policy on, as a model's
 answer would be.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "exploits"))
+from construction_sources import GATED_HONEST, GATED_REFERENCE  # noqa: E402
 from data_movement_refs import CAT_REFERENCE, TRANSPOSE_REFERENCE  # noqa: E402
 
 IMPORTS = '''import torch
@@ -199,6 +201,9 @@ HONEST = {
     "zeros_then_kernel": (RELU_REFERENCE, ZEROS_THEN_KERNEL),
     "cat_by_a_triton_copy": (CAT_REFERENCE, CAT_KERNEL),
     "transpose_by_a_triton_kernel": (TRANSPOSE_REFERENCE, TRANSPOSE_KERNEL),
+    # two kernels, the first calling Triton's jitted tl.sigmoid: the interpreter left triton.language
+    # patched after it, and the second kernel's front-end check failed (frontend.py, `_swapped`)
+    "second_kernel_after_tl_sigmoid": (GATED_REFERENCE, GATED_HONEST),
 }
 
 

@@ -1,4 +1,5 @@
-"""The names that cross a boundary: gates, outcomes, episode modes and end reasons, speed baselines.
+"""The names that cross a boundary: gates, outcomes, episode modes and end reasons, speed baselines,
+task families.
 
 Each is a `StrEnum`, so a member compares equal to its string (`Gate.POLICY == "policy"`) and is
 stored in Parquet, JSON and Prometheus labels as that string. Every module that needs one of these
@@ -85,3 +86,10 @@ class Baseline(StrEnum):
     EAGER = "eager"
     COMPILE = "compile"
     JOINT = "joint"
+
+
+# The study's fourteen task families, in the order its tables list them: the one list (the task
+# registry imports `kgym.tasks.families.<name>` for each; job configs, records and plots read it here,
+# without importing torch). A new family is a module there and a name here.
+FAMILIES: tuple[str, ...] = ("elementwise", "reduction", "scan", "normalization", "softmax", "fusion", "matmul",
+                             "gemm_epilogue", "conv1d", "conv2d", "pool2d", "module", "fused_hybrid", "kernelbook")

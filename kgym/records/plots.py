@@ -20,13 +20,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from kgym.contract.names import FAMILIES
 from kgym.records.replay import CPU_NOTE, is_cpu_timing, summarize, timed_on
 
 # The study's fourteen families (kgym.tasks), then the families records give the CLI and KernelBench
 # runs. Fixed, so a family keeps its colour from one run's figures to the next.
-KNOWN_FAMILIES = ("elementwise", "reduction", "scan", "normalization", "softmax", "fusion", "matmul",
-                  "gemm_epilogue", "conv1d", "conv2d", "pool2d", "module", "fused_hybrid", "kernelbook",
-                  "kernelbench", "custom")
+KNOWN_FAMILIES = (*FAMILIES, "kernelbench", "custom")
 # Twenty distinct colours: matplotlib's tab10, then ten darker or paler ones unlike any of them.
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf", "#000000", "#0b3d91", "#ffd92f", "#a6cee3", "#fb9a99", "#b2df8a", "#cab2d6", "#67000d",

@@ -16,7 +16,7 @@ are needed, and computing what the study's section 6 looks at:
 
 Which episodes count: training episodes (`kind == train`) of committed steps that were neither in a
 resampled group (replaced, never trained on) nor failed inside kgym (`error` set): the same selection
-as the step rows' `solve_rate` (`jobs.rl_steps.rates`) and the metrics' `kgym_rl_solve_rate_ratio`.
+as the step rows' `solve_rate` (`kgym.training.step_rules.rates`) and the metrics' `kgym_rl_solve_rate_ratio`.
 Does not draw (`rl_plots.py`), and does not write anything.
 """
 

@@ -16,7 +16,7 @@ Each row is independent (one position's distribution), so the result equals the 
 summation order may differ with the GEMM's shape (float noise, tested on CPU within 1e-6).
 
 Does not cover: running the decoder or picking which rows are completion tokens (the learner,
-`ray_cluster.learner_model`), the loss.
+`kgym.training.learner_model`), the loss.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Per loss token t of sample i, with r = exp(logp - old_logp):
     l_t   = -rho_t * w * A_{i,t} * logp_t + beta * k3(logp_t, ref_logp_t) - c_H * H_t
     loss  = sum_t mask_t * l_t / N                        (N = loss tokens of the whole step)
 
-`rho_t` is the sampler/learner correction weight (`CispoInputs.is_weights`, detached; 1 when None):
+`rho_t` is the sampler/learner correction weight (`LossInputs.is_weights`, detached; 1 when None):
 `kgym.rl.correction`'s truncated importance weight, on the policy term only (as TRL and verl).
 Gradient: -rho * w * A * grad(logp), so unlike PPO's clip no token's gradient is ever dropped; the bound
 only caps how much an off-policy token can weigh. Fully on-policy (r = 1) CISPO is REINFORCE: the
@@ -32,6 +32,9 @@ no entropy bonus, the same KL weighting), the loss equals TRL's to float precisi
 `clip_fraction` counts loss tokens whose weight the bound changed, whatever the advantage's sign
 (TRL's `cispo_clip_ratio` counts only A > 0 ones; both signs matter for CISPO's gradient).
 
+The KL and entropy terms, the token normalisation and the metrics are shared with the other losses
+(`kgym.rl.loss_io`); a job picks its loss by name (`kgym.rl.losses`).
+
 Does not cover: computing log-probs (`kgym.rl.tokens`), the entropy coefficient's schedule
 (`kgym.rl.entropy`), advantage shaping (`kgym.rl.repo`), sequence-level ratios (GSPO).
 """
@@ -40,11 +43,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import ClassVar
 
 import torch
 
-from kgym.rl.kl import k3_kl
-from kgym.rl.tokens import masked_mean, masked_sum
+from kgym.rl.loss_io import LossInputs, LossOutput, Normalise, finish, normaliser, prepare
 
 
 class BoundMode(StrEnum):
@@ -54,6 +57,7 @@ class BoundMode(StrEnum):
 
 @dataclass(frozen=True)
 class CispoConfig:
+    name: ClassVar[str] = "cispo"  # its key in kgym.rl.losses
     bound: BoundMode = BoundMode.TRL
     epsilon_high: float = 5.0  # TRL mode: the absolute cap on r; VERL mode: the distance above 1
     epsilon_low: float = 0.2  # VERL mode only: the distance below 1
@@ -86,86 +90,11 @@ class CispoConfig:
         return ratio.clamp(1.0 - self.epsilon_low, 1.0 + self.epsilon_high)
 
 
-@dataclass(frozen=True)
-class CispoInputs:
-    """One micro-batch of completion tokens, all (B, T) unless said otherwise."""
-    logprobs: torch.Tensor  # current policy, with grad
-    old_logprobs: torch.Tensor  # behaviour policy (sampler's, or recomputed), no grad
-    advantages: torch.Tensor  # (B,) per sample or (B, T) per token (shaped)
-    loss_mask: torch.Tensor  # 1 on model tokens, 0 on tool/observation tokens and padding
-    ref_logprobs: torch.Tensor | None = None  # reference policy, no grad; needed when beta > 0
-    entropy: torch.Tensor | None = None  # per-token entropy of the current policy (with grad for a bonus)
-    num_tokens: float | None = None  # loss tokens of the whole step (the normaliser); None: this batch's
-    entropy_coef: float = 0.0  # the bonus coefficient for this step (kgym.rl.entropy)
-    is_weights: torch.Tensor | None = None  # (B, T) detached sampler/learner correction (kgym.rl.correction)
-
-
-@dataclass(frozen=True)
-class LossOutput:
-    """`loss` is this micro-batch's share of the step loss (backward it; shares add up to the step's).
-    The `*_loss` floats are the same shares per term; the rest are means over this batch's loss
-    tokens, to be averaged over micro-batches weighted by `tokens`."""
-    loss: torch.Tensor
-    policy_loss: float
-    kl_loss: float
-    entropy_loss: float
-    kl: float  # mean k3 per loss token (0.0 when no reference was given)
-    entropy: float  # mean entropy per loss token (nan when none was given)
-    clip_fraction: float
-    ratio_mean: float
-    tokens: int
-
-
-def cispo_loss(inputs: CispoInputs, config: CispoConfig = CispoConfig()) -> LossOutput:
-    logp, mask = inputs.logprobs, inputs.loss_mask.to(inputs.logprobs.dtype)
-    if inputs.old_logprobs.shape != logp.shape or mask.shape != logp.shape:
-        raise ValueError("logprobs, old_logprobs and loss_mask must have one shape")
-    adv = inputs.advantages.to(logp.dtype)
-    if adv.dim() == 1:
-        adv = adv.unsqueeze(1)  # one advantage per sample, broadcast over its tokens
-    tokens = int(mask.sum().item())
-    n = float(inputs.num_tokens) if inputs.num_tokens is not None else float(max(tokens, 1))
-    if n <= 0:
-        raise ValueError(f"num_tokens must be > 0, not {n}")
-
-    ratio = torch.exp(logp.detach() - inputs.old_logprobs)
+def cispo_loss(inputs: LossInputs, config: CispoConfig = CispoConfig()) -> LossOutput:
+    p = prepare(inputs)
+    ratio = torch.exp(p.logp.detach() - inputs.old_logprobs)
     weight = config.bound_ratio(ratio)  # computed from detached logp: the stop-gradient of CISPO
-    if inputs.is_weights is not None:
-        if inputs.is_weights.shape != logp.shape:
-            raise ValueError("is_weights must have the shape of logprobs")
-        weight_term = weight * inputs.is_weights.detach().to(logp.dtype)
-    else:
-        weight_term = weight
-    policy_sum = masked_sum(-weight_term * adv * logp, mask)
-
-    kl_sum = logp.new_zeros(())
-    kl_mean = 0.0
-    if config.beta != 0.0:
-        if inputs.ref_logprobs is None:
-            raise ValueError("beta > 0 needs ref_logprobs")
-        per_token_kl = k3_kl(logp, inputs.ref_logprobs)
-        if config.kl_importance_weighted:
-            # the tokens were drawn from pi_old, the KL is of pi_theta: weight by r, with its gradient
-            per_token_kl = per_token_kl * torch.exp(logp - inputs.old_logprobs)
-        kl_sum = masked_sum(per_token_kl, mask)
-        kl_mean = masked_mean(per_token_kl.detach(), mask).item()
-    elif inputs.ref_logprobs is not None:
-        kl_mean = masked_mean(k3_kl(logp.detach(), inputs.ref_logprobs), mask).item()
-
-    ent_sum = logp.new_zeros(())
-    ent_mean = float("nan")
-    if inputs.entropy is not None:
-        ent_sum = masked_sum(inputs.entropy, mask)
-        ent_mean = masked_mean(inputs.entropy.detach(), mask).item()
-    elif inputs.entropy_coef != 0.0:
-        raise ValueError("entropy_coef != 0 needs entropy")
-
-    policy_loss = policy_sum / n
-    kl_loss = config.beta * kl_sum / n
-    entropy_loss = -inputs.entropy_coef * ent_sum / n
-    loss = policy_loss + kl_loss + entropy_loss
-    clipped = (weight != ratio).to(mask.dtype)
-    return LossOutput(loss=loss, policy_loss=policy_loss.detach().item(), kl_loss=kl_loss.detach().item(),
-                      entropy_loss=entropy_loss.detach().item(), kl=kl_mean, entropy=ent_mean,
-                      clip_fraction=masked_mean(clipped, mask).item(),
-                      ratio_mean=masked_mean(ratio, mask).item(), tokens=tokens)
+    weight_term = weight if p.is_weights is None else weight * p.is_weights
+    return finish(inputs, p, -weight_term * p.advantages * p.logp, norm=normaliser(inputs, p, Normalise.TOKEN),
+                  beta=config.beta, kl_importance_weighted=config.kl_importance_weighted,
+                  changed=weight != ratio, ratio=ratio)

@@ -30,10 +30,10 @@ no-grad forward more per micro-batch for `recompute` and `tis`, unless it is alr
 (samples without sampler log-probs).
 
 `behaviour(method, ...)` turns the method into what the loss takes: the old log-probs of CISPO's
-ratio and the TIS weights (`CispoInputs.old_logprobs`, `.is_weights`).
+ratio and the TIS weights (`LossInputs.old_logprobs`, `.is_weights`).
 
 Does not cover: the CISPO loss itself (`kgym.rl.cispo`, which takes the weights as
-`CispoInputs.is_weights`), computing log-probs (`kgym.rl.tokens`), sequence-level or masking variants
+`LossInputs.is_weights`), computing log-probs (`kgym.rl.tokens`), sequence-level or masking variants
 (verl's `rollout_rs`, TRL's `*_mask` modes).
 """
 

@@ -14,14 +14,11 @@ import importlib
 import random
 from functools import lru_cache
 
+from kgym.contract.names import FAMILIES
 from kgym.tasks.operation import Operation
 from kgym.tasks.shapes import budget_for, distribution
 from kgym.tasks.spec import SIZES, STAGES, TaskError, TaskSpec, check_seed
 from kgym.tasks.task import Task
-
-# The study's fourteen families, in the order tables list them.
-FAMILIES = ("elementwise", "reduction", "scan", "normalization", "softmax", "fusion", "matmul",
-            "gemm_epilogue", "conv1d", "conv2d", "pool2d", "module", "fused_hybrid", "kernelbook")
 
 
 @lru_cache(maxsize=1)

@@ -9,8 +9,9 @@ compiler, the device, the profiler), says `ready`, then serves commands:
            output into the parent's output buffer, report launches and violations
   time     time forwards under gate 5's protocol, in lockstep with the parent: before each run the
            parent writes a fresh draw of the inputs into the lent buffers and says `run`; after it
-           the child answers `ran` (and copies the output out when asked). Every run is guarded
-           and the whole batch is profiled (device kernels included on a GPU)
+           the child copies the output out (every run: it is never told which runs are checked)
+           and answers `ran`. Every run is guarded and the whole batch is profiled (device kernels
+           included on a GPU)
   exit
 Everything this process reports is treated by the parent as a claim of a possibly hostile process:
 only rejections and measured values are read from it; correctness is decided in the parent.
@@ -45,7 +46,7 @@ from kgym.verify import accessors, timing
 from kgym.verify.audit import AuditTripwire
 from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
-from kgym.verify.guard import ComputeGuard, IsolationViolation, forbidden_profiled_ops
+from kgym.verify.guard import ComputeGuard, IsolationViolation, construction_budget, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts, working_streams
 from kgym.verify.outside import CallWindow
 from kgym.verify.precision import exact_fp32
@@ -147,6 +148,7 @@ class Child:
         self.report = _make_report()
         self.reported: set[str] = set()
         self.model_storages: list[int] = []  # storages of ModelNew's parameters, read at load
+        self.buffer_storages: list[int] = []  # and of its buffers (roles of a hybrid's library operands)
         self.profiler_config = _profiler_config()
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
         self.window = CallWindow(self.report)  # candidate code and launches only inside our calls
@@ -235,7 +237,7 @@ class Child:
         if self.guard is not None and not self.guard.stack_intact():
             found.append("the dispatch guard is no longer the only mode on the stack")
         if self.guard is not None and self.model is not None and (
-                self.guard.phase != "run" or self.guard.hybrid is not self.hybrid
+                self.guard.phase != "run" or self.counter.constructing or self.guard.hybrid is not self.hybrid
                 or self.guard.provenance is not self.provenance or self.counter.provenance is not self.provenance):
             found.append("the dispatch guard's or the launch hook's state was changed")
         if self.window.candidate_globals is not None:
@@ -275,8 +277,11 @@ class Child:
             self.audit.install()
             self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
             self.guard.provenance = self.provenance
+            # the arithmetic the reference's construction did: the candidate's may do the same, no more
+            self.guard.construction_ops = construction_budget(msg.get("construction_ops"))
             # Pushed for good: from here until the process exits, every op on this thread is judged.
             self.guard.phase = "init"
+            self.counter.constructing = True  # no Triton launch until ModelNew is built (launches.py)
             self.guard.__enter__()
             self.harness = _harness_state()
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
@@ -300,25 +305,31 @@ class Child:
                 return {"op": "error", "gate": "compile", "reason": "ModelNew.to() did not return a Module"}
             self.model = model
             self.model_storages = self._parameter_storages(model)
+            self.buffer_storages = self._parameter_storages(model, buffers=True)
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
             error = e
         finally:
             if self.guard is not None:
                 self.guard.phase = "run"
+            self.counter.constructing = False
             if self.window.candidate_globals is not None:
                 self.window.leave()  # before any reply: from here the candidate runs only in forward
                 self.window.collect()
         if error is not None:
             return self._error_reply(error, default_gate="compile")
+        if self.counter.launches:  # the hook's refusal bypassed (its flag changed): still refused
+            self.counter.refusals.append(f"a Triton kernel launched while the candidate was imported or built "
+                                         f"({self.counter.launches} launches past the launch hook's refusal)")
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
         return {"op": "loaded"}
 
-    def _parameter_storages(self, model: torch.nn.Module) -> list[int]:
-        """Storages of the parameters (candidate code may run here: it is under the guard)."""
+    def _parameter_storages(self, model: torch.nn.Module, buffers: bool = False) -> list[int]:
+        """Storages of the parameters, or of the buffers (candidate code may run here: it is under the
+        guard)."""
         ptrs = []
-        for p in list(model.parameters()):
+        for p in list(model.buffers() if buffers else model.parameters()):
             if not accessors.is_plain_tensor(p):
                 raise IsolationViolation("kgym: a parameter of ModelNew is a tensor subclass")
             ptrs.append(accessors.storage_ptr(p))
@@ -329,7 +340,7 @@ class Child:
         if self.audit is not None and self.audit.violations:
             return {"gate": "policy", "reason": "sandbox: " + "; ".join(self.audit.violations[:5])}
         if self.guard is not None and self.guard.violations:
-            return {"gate": "isolation", "reason": "PyTorch computed in forward(): "
+            return {"gate": "isolation", "reason": f"PyTorch computed {self.guard.where()}: "
                     + ", ".join(dict.fromkeys(self.guard.violations))}
         if self.counter.refusals:
             return {"gate": "isolation", "reason": "launch refused: " + "; ".join(self.counter.refusals[:3])}
@@ -353,6 +364,11 @@ class Child:
         """One forward. The guard is on the stack already (since load); the per-forward state is
         reset: one library call allowed, storages tracked for the output-provenance rule."""
         self.guard.library_calls.clear()
+        # the roles a hybrid's library call may take its operands from (library.py's call rule)
+        roots = {p: "param" for p in self.model_storages + self.buffer_storages}
+        roots.update({accessors.storage_ptr(x): f"input:{i}" for i, x in enumerate(inputs)
+                      if accessors.is_plain_tensor(x)})
+        self.provenance.roots = roots
         self.provenance.reset()
         self.provenance.protected = set(self.model_storages)
         self.provenance.protected.update(accessors.storage_ptr(x) for x in inputs if accessors.is_plain_tensor(x))
@@ -474,12 +490,12 @@ class Child:
         inputs = [self._open(x) for x in msg["inputs"]]
         check = self._open(msg["check"])
         runs, warmup = int(msg["runs"]), int(msg["warmup"])
-        state: dict[str, Any] = {"i": None, "out": None, "check": False, "nonce": None}
+        state: dict[str, Any] = {"i": None, "out": None, "nonce": None}
         signatures: set[str] = set()
 
         def finish_run() -> None:
-            """Untimed, after a run: its signature and output checks, the output copied out if the
-            parent asked, then `ran` to the parent."""
+            """Untimed, after a run: its signature and output checks, the output copied out (every
+            run: the parent checks some on coins this process never sees), then `ran` to the parent."""
             i, out = state["i"], state["out"]
             if i is None:
                 return
@@ -489,7 +505,7 @@ class Child:
                 _synchronize(self.device)
             signatures.add(self.counter.signature(inputs, out, self.provenance.fresh))
             _, problem, gate = self._check_output(out, inputs, check)
-            if problem is None and state["check"]:
+            if problem is None:  # every run: which runs the parent checks is never told to this process
                 accessors.copy_(check, out)
                 if self.device.type == "cuda":
                     _synchronize(self.device)
@@ -503,7 +519,7 @@ class Child:
             cmd = recv_command(self.sock)
             if cmd.get("op") != "run" or cmd.get("i") != i:
                 raise RuntimeError(f"timing protocol: expected run {i}, got {str(cmd)[:200]}")
-            state.update(i=i, check=bool(cmd.get("check")), nonce=cmd.get("nonce"))
+            state.update(i=i, nonce=cmd.get("nonce"))
             if cuda:
                 # The GPU idled while the parent drew and checked; a timed run straight after would
                 # pay the wake-up in wall time the events never see (0.11-0.22 ms a run on an H200,

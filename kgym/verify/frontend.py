@@ -22,6 +22,7 @@ import sys
 from typing import Any
 
 _TARGET_ARCH = 90  # an H200's: the front end's output hardly depends on it
+_MISSING = object()
 
 
 def _frontend_function_class() -> type:
@@ -77,6 +78,7 @@ class FrontendCheck:
         self._backend: Any = None
         self._target: Any = None
         self._swaps: list[tuple[Any, str, Any, Any]] = []  # (owner, name, interpreter's, compiler's)
+        self._pristine: list[tuple[Any, dict]] = []  # (owner, its attributes before any kernel ran)
 
     def prepare(self, kernel: Any, args: tuple, kwargs: dict) -> None:
         """Before the candidate exists (the child's warm-up): import the front end's modules and lower
@@ -104,6 +106,7 @@ class FrontendCheck:
             if id(owner) in seen:
                 continue
             seen.add(id(owner))
+            self._pristine.append((owner, dict(vars(owner))))
             for name, value in list(vars(owner).items()):
                 if type(value) is InterpretedFunction:
                     self._swaps.append((owner, name, value, self._cls.of(value.fn)))
@@ -123,14 +126,29 @@ class FrontendCheck:
     def _swapped(self):
         done = []
         try:
+            # Triton's interpreter patches triton.language for each call of a jitted function and,
+            # for one called from a kernel (tl.sigmoid, tl.cdiv: triton/runtime/interpreter.py's
+            # `InterpretedFunction.__call__`, Triton 3.9), never restores the patch: the next kernel's
+            # check then lowered with interpreter builtins and failed ("'value' object has no attribute
+            # 'dtype'"), an honest two-kernel answer refused at gate 2. The check runs on the
+            # attributes as they were before any kernel ran.
+            for owner, attrs in self._pristine:
+                for name, value in attrs.items():
+                    now = vars(owner).get(name, _MISSING)
+                    if now is not value:
+                        setattr(owner, name, value)
+                        done.append((owner, name, now))
             for owner, name, interpreted, compiled in self._swaps:
                 if vars(owner).get(name) is interpreted:
                     setattr(owner, name, compiled)
                     done.append((owner, name, interpreted))
             yield
         finally:
-            for owner, name, interpreted in done:
-                setattr(owner, name, interpreted)
+            for owner, name, value in reversed(done):
+                if value is _MISSING:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, value)
 
     def check(self, interpreted: Any, args: tuple, kwargs: dict) -> None:
         """Raise (Triton's CompilationError, or whatever the front end raised) if the kernel that

@@ -8,6 +8,12 @@ Two independent layers, both tripwires (they can only reject):
   profiler hooks the dispatcher in C++, below any Python dispatch mode, so disabling or popping the
   mode (the study's v8 hole) does not hide an op from it.
 `stack_intact` says whether the guard is still where it was put on the mode stack.
+
+Construction (the candidate's import and `__init__`, never timed) is judged by the same guard in its
+init phase: allocation, views, copies and RNG initialisation pass, and so does the arithmetic the
+reference's own construction does (`ConstructionRecorder`, run in the trusted parent around
+`Model(*init_inputs)`), op by op with the same result shapes and dtype, at most as often; anything
+else is refused there.
 """
 
 from __future__ import annotations
@@ -60,10 +66,58 @@ FRESH_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new
                        "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
                        "new_full", "empty_permuted"})
 COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fresh_copy"})
+ZERO_OPS = frozenset({"zeros", "zeros_like", "new_zeros"})  # fresh and zero-filled
 # fill_ reads its value from a tensor when given one (fill_.Tensor, a 0-d view of an input): a copy of
 # that tensor, as copy_ is (`out[i, j].fill_(x[j, i])` moved every byte of a transpose, 2026-12-04).
 WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from": (1, 0),
              "_copy_from_and_resize": (1, 0)}
+
+
+def construction_key(name: str, result: Any) -> tuple[str, tuple, str]:
+    """How an arithmetic op at construction is matched against the reference's: the op (an in-place
+    op counts as its out-of-place form: `randn(n).mul_(0.02)` is `randn(n) * 0.02`), the shapes of
+    the tensors it returns, and the first one's dtype."""
+    tensors = _plain_tensors(result)
+    shapes = tuple(tuple(accessors.shape(t)) for t in tensors)
+    dtype = str(accessors.dtype(tensors[0])).removeprefix("torch.") if tensors else ""
+    return name.rstrip("_") or name, shapes, dtype
+
+
+def describe_key(key: tuple) -> str:
+    name, shapes, dtype = key
+    return f"aten::{name} -> {' '.join(str(list(s)) for s in shapes) or 'no tensor'} {dtype}".rstrip()
+
+
+class ConstructionRecorder(TorchDispatchMode):
+    """In the trusted parent, around the reference's `Model(*init_inputs)`: counts the arithmetic its
+    construction does (ops the init guard would refuse), by `construction_key`. The candidate's
+    construction may do the same ops, no more often (ComputeGuard's `construction_ops`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: dict[tuple, int] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = op_name(func)
+        namespace = func.namespace if hasattr(func, "namespace") else "aten"
+        if not (namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS)):
+            key = construction_key(name, out)
+            self.ops[key] = self.ops.get(key, 0) + 1
+        return out
+
+    def as_message(self) -> list[list]:
+        """JSON for the child's load message: [[name, [[dims], ...], dtype, count], ...]."""
+        return [[k[0], [list(s) for s in k[1]], k[2], n] for k, n in self.ops.items()]
+
+
+def construction_budget(message: Any) -> dict[tuple, int]:
+    """The child's side of `ConstructionRecorder.as_message`, read by exact types (the parent wrote it)."""
+    budget: dict[tuple, int] = {}
+    for name, shapes, dtype, count in message or []:
+        key = (str(name), tuple(tuple(int(d) for d in s) for s in shapes), str(dtype))
+        budget[key] = budget.get(key, 0) + int(count)
+    return budget
 
 
 def _holds_subclass(items: Iterable[Any]) -> bool:
@@ -83,6 +137,23 @@ def _plain_tensors(result: Any) -> list[torch.Tensor]:
     if type(result) in (list, tuple):
         return [t for t in result if accessors.is_plain_tensor(t)]
     return []
+
+
+def covers_storage(t: Any) -> bool:
+    """Does a plain tensor view every element of its storage exactly once (dense, no overlap, no
+    offset, dims in any order)? A copy of or into such a view moves a whole storage, so the hybrid
+    call rule lets the copy keep its source's role (provenance.py's origin)."""
+    if not accessors.is_plain_tensor(t) or accessors.layout(t) != torch.strided or accessors.storage_offset(t) != 0:
+        return False
+    start, end = accessors.storage_span(t)
+    if accessors.numel(t) * accessors.element_size(t) != end - start:
+        return False
+    expected = 1
+    for stride, size in sorted((st, d) for d, st in zip(accessors.shape(t), accessors.stride(t)) if d != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def op_name(func: Any) -> str:
@@ -116,11 +187,21 @@ class ComputeGuard(TorchDispatchMode):
         # from then until the process exits: the guard stays on the mode stack for good.
         self.phase = "run"
         self.provenance: Any = None  # a provenance.Provenance, told what each op wrote
+        # The arithmetic the reference's construction does, by construction_key, with counts: what
+        # the candidate's construction may still do (spent as it goes).
+        self.construction_ops: dict[tuple, int] = {}
+        self.refused_at_construction = False  # was the first violation in the init phase (for reasons)
+
+    def where(self) -> str:
+        """For reasons: when the guard refused something (the first violation's phase)."""
+        return "at construction" if self.refused_at_construction else "in forward()"
 
     def record(self, what: str) -> None:
+        if not self.violations:
+            self.refused_at_construction = self.phase == "init"
         self.violations.append(what)
         if self.report is not None:
-            self.report("isolation", f"PyTorch computed in forward(): {what}")
+            self.report("isolation", f"PyTorch computed {self.where()}: {what}")
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -145,7 +226,7 @@ class ComputeGuard(TorchDispatchMode):
                 out = func(*args, **kwargs)
                 # the kind the reference makes, no larger than its largest call (library.py)
                 allowance = as_allowance(self.hybrid)
-                why = allowance.check(name, args, out) if allowance is not None else None
+                why = allowance.check(name, args, out, kwargs, self._role_of) if allowance is not None else None
                 if why is None:
                     return self._track(name, args, kwargs, out)
                 self.record(why)
@@ -166,12 +247,37 @@ class ComputeGuard(TorchDispatchMode):
 
     def _init_op(self, func, namespace: str, name: str, args: tuple, kwargs: dict) -> Any:
         """While the candidate is imported and built: allocation, views, copies (host ones too: the
-        model moves to the device) and RNG initialisation of parameters; no arithmetic."""
+        model moves to the device), RNG initialisation of parameters, and the arithmetic the
+        reference's own construction does (`construction_ops`: same op, result shapes and dtype, no
+        more often); nothing else. Why: construction is never timed nor checked, so work done there
+        (a table of the operation over every fp16 value, a weight folded ahead) is free."""
         if namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS):
             return self._no_cast(name, args, kwargs, func(*args, **kwargs))
-        self.record(f"{namespace}::{name} while the candidate was imported or built")
-        raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed in "
-                                 "__init__ or at import; only parameter creation, RNG initialisation and copies")
+        left = {k[0] for k, n in self.construction_ops.items() if n > 0}
+        if namespace in ("aten", "prim") and (name.rstrip("_") or name) in left:
+            # run only an op the reference's construction does; its result's shapes decide
+            out = func(*args, **kwargs)
+            key = construction_key(name, out)
+            if self.construction_ops.get(key, 0) > 0:
+                self.construction_ops[key] -= 1
+                return out
+            del out
+            what = describe_key(key)
+        else:
+            what = f"{namespace}::{name}"
+        ref = ", ".join(f"{describe_key(k)} x{n}" for k, n in self.construction_ops.items() if n > 0) or "none left"
+        self.record(f"{what} while the candidate was imported or built, which the reference's construction "
+                    f"does not do (arithmetic the reference's construction does, still allowed: {ref})")
+        raise IsolationViolation(f"kgym guard: PyTorch compute ({what}) is not allowed in __init__ or at import "
+                                 "beyond the arithmetic the reference's own __init__ does (same op, shapes and "
+                                 "dtype, as often); do the work in forward() with a Triton kernel")
+
+    def _role_of(self, t: Any) -> str:
+        """A library call's operand's role (library.py's call rule), from the provenance tracker."""
+        prov = self.provenance
+        if prov is None or not accessors.is_plain_tensor(t):
+            return ""
+        return prov.origin.get(accessors.storage_ptr(t), "")
 
     def _track(self, name: str, args: tuple, kwargs: dict, result: Any) -> Any:
         """Tell the provenance tracker what an allowed op wrote (see provenance.py)."""
@@ -182,25 +288,34 @@ class ComputeGuard(TorchDispatchMode):
         # (an allocation op's, a copy's, a library call's result): fresh, named by order in the
         # launch signature, never by its address.
         held = {accessors.storage_ptr(t) for t in _plain_tensors(list(args) + list(kwargs.values()))}
+        if name in LIBRARY_OPS:
+            for t in _plain_tensors(result):
+                prov.written(accessors.storage_ptr(t))
         for t in _plain_tensors(result):
             ptr = accessors.storage_ptr(t)
             if ptr not in held:
                 prov.allocated(ptr)
         if name in FRESH_OPS:
             for t in _plain_tensors(result):
-                prov.allocated(accessors.storage_ptr(t))
+                prov.allocated(accessors.storage_ptr(t), zero=name in ZERO_OPS)
         elif name in COPY_RESULT_OPS or name in ("copy", "fill"):
             src = args[1] if name in ("copy", "fill") and len(args) > 1 else (args[0] if args else None)
             for t in _plain_tensors(result):
                 if accessors.is_plain_tensor(src):
-                    prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src))
+                    # a clone of a whole storage keeps its origin (W.t().contiguous() is the parameter)
+                    prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src),
+                                whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t))
         elif name in WRITE_OPS:
             dst_i, src_i = WRITE_OPS[name]
             dst = args[dst_i] if len(args) > dst_i else None
             src = args[src_i] if src_i is not None and len(args) > src_i else None
             if accessors.is_plain_tensor(dst):
-                prov.copied(accessors.storage_ptr(dst),
-                            accessors.storage_ptr(src) if accessors.is_plain_tensor(src) else None)
+                plain_src = accessors.is_plain_tensor(src)
+                zero = name == "zero_" or (name == "fill_" and len(args) > 1 and type(args[1]) in (int, float)
+                                           and args[1] == 0)
+                whole = covers_storage(dst) and (zero or (plain_src and covers_storage(src)))
+                prov.copied(accessors.storage_ptr(dst), accessors.storage_ptr(src) if plain_src else None,
+                            whole=whole, zero=zero)
         return result
 
     def stack_intact(self) -> bool:
@@ -208,6 +323,9 @@ class ComputeGuard(TorchDispatchMode):
         stack = _get_current_dispatch_mode_stack()
         return len(stack) == 1 and stack[0] is self
 
+
+# The profiler's range for an op a Python dispatch mode handled (torch's name for it).
+MODE_RANGE = "PythonDispatchMode"
 
 # Composite ops the profiler records above the ops they decompose into: judged by their children.
 COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "einsum", "dropout",
@@ -233,6 +351,12 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
     composite ops are judged by the ops they decompose into."""
     forbidden: list[str] = []
     library = 0
+    events = list(events)
+    # When the dispatch guard (a Python dispatch mode) handles an op, torch's profiler records a
+    # "PythonDispatchMode" range right below it. A library call without one was made with the guard
+    # switched off, so its arguments were never judged (library.py's call rule): refused. Only where
+    # this torch records the range at all (the guard handles every op of a forward).
+    mode_ranges = any(evt.name == MODE_RANGE for evt in events)
 
     def judge(evt: Any) -> None:
         nonlocal library
@@ -245,7 +369,10 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
             return
         if hybrid and op in LIBRARY_OPS:
             library += 1
-            if library > 1:
+            if mode_ranges and not any(c.name == MODE_RANGE for c in evt.cpu_children):
+                forbidden.append(evt.name + " (a library call the dispatch guard never judged: made with the "
+                                 "guard switched off)")
+            elif library > 1:
                 forbidden.append(evt.name + " (second library call)")
             elif as_allowance(hybrid) is not None and library_kind(op) not in as_allowance(hybrid).max_flops:
                 forbidden.append(evt.name + " (a library call of a kind the reference does not make)")

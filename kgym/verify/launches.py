@@ -98,6 +98,9 @@ class LaunchCounter:
         self.report: Any = None  # report(gate, reason), the parent's append-only channel
         self.frontend_check = FrontendCheck(describe)
         self.rewriting = False  # True only while `pin_interpreted` has Triton rewrite a checked kernel
+        # True while the candidate is imported and ModelNew built (child.load): no launch then, since
+        # construction is neither timed nor checked (a table of the operation, a weight folded ahead)
+        self.constructing = False
         self._interpreter: tuple | None = None  # (InterpretedFunction, FunctionRewriter, its members), at install
         self._triton_dir = ""  # Triton's package directory, at install
         self.window: Any = None  # an outside.CallWindow: launches only inside the harness's calls
@@ -119,7 +122,16 @@ class LaunchCounter:
             interpreted = cls is InterpretedFunction
 
             def run(self, *args, _original=original, _interpreted=interpreted, **kwargs):
-                if not kwargs.get("warmup", False):
+                # Read once, by exact type: Triton asks `if warmup:` again, and an object of the
+                # candidate's answered True here and False there (an unrecorded, unchecked launch).
+                warmup = kwargs.get("warmup", False)
+                if type(warmup) is not bool:
+                    counter._refuse(f"a launch whose warmup argument is a {_type_qualname(type(warmup))!s:.60}, "
+                                    "not a bool")
+                if counter.constructing and not warmup:  # a warm-up only compiles
+                    counter._refuse("a Triton kernel launched while the candidate was imported or built "
+                                    "(construction is neither timed nor checked: launch kernels in forward())")
+                if not warmup:
                     counter.record(self, args, kwargs)
                     if _interpreted:  # the CPU: the interpreter runs any Python a GPU build would reject
                         counter.frontend(self, args, kwargs)
@@ -205,7 +217,7 @@ class LaunchCounter:
             # Whoever asked (a finalizer, a gc callback, Triton's own launcher handed to one): work
             # launched between the harness's calls is neither counted nor timed.
             self._refuse(f"kernel {name} launched outside the harness's calls (kernels may be launched "
-                         "only from import, __init__ and forward)")
+                         "only from forward)")
         self.names.add(name)
         grid = kwargs.get("grid")
         try:

@@ -1,11 +1,22 @@
 """The hybrid allowance and the cast rule: which library calls and which dtype conversions a
 candidate's forward() may leave to PyTorch.
 
-Hybrid tasks may make exactly one library call, and only of the kind the reference itself makes
-(GEMM: mm/addmm/bmm/baddbmm; convolution) and no larger than the reference's largest call of that
-kind, in FLOPs. The allowance is measured in the trusted parent by running the reference once under
-`record_library_calls`; the child's guard enforces it (`LibraryAllowance.check`). Counting calls alone
-let two GEMMs stacked into one bmm pass as "one call".
+Hybrid tasks may make exactly one library call, and it must be one of the reference's own calls
+(the call rule, issue 29): the same op (GEMM: mm/addmm as `mm`, bmm/baddbmm as `bmm`; convolution),
+the same operand shapes, the same alpha/beta and convolution settings, a bias only where the
+reference's call has one (dropping it is allowed: the bias is then Triton's), and each operand what
+the reference passes there: the same input, a parameter (for a bias: a parameter or zeros), or,
+where the reference passes an intermediate result, any tensor. `out=` may not alias an operand.
+So the call computes no more of the reference than the reference's own library op does: a scale
+folded into alpha, a residual or a second bias carried as the call's bias, an operand augmented
+with a column that adds a residual, a GEMM against diag(scale) are each refused. It is measured in
+the trusted parent by running the reference once under `record_library_calls`, which notes each
+call (`LibraryCall`) with its operands' roles by storage (inputs, parameters and buffers); the
+child's guard compares the candidate's call (`LibraryAllowance.check`), its operands' roles read
+from `provenance.Provenance.origin`. The kind-and-FLOPs bound of the first version stays as a
+first check. A parameter torch wrote into, or that was ever handed to a Triton kernel, is no
+longer a parameter here (provenance.py). Not covered: parameter values are not compared with the
+reference's (a parameter built otherwise at construction keeps its role).
 
 Casts: a dtype conversion counts as a copy only when it is value-preserving (every value of the
 source type is exactly a value of the destination type: fp16 -> fp32, int8 -> fp32, bool -> any).
@@ -24,6 +35,8 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from kgym.verify import accessors
 
 GEMM_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm"})
 CONV_OPS = frozenset({"convolution", "_convolution", "cudnn_convolution", "mkldnn_convolution",
@@ -55,14 +68,151 @@ def library_flops(op: str, args: tuple, result: Any) -> int:
     return 0
 
 
-@dataclass(frozen=True)
-class LibraryAllowance:
-    """What a hybrid candidate may call: kinds, and the largest call of each kind (FLOPs)."""
+# Roles of a library call's operands, by storage: an input of forward (by position), a parameter or
+# buffer of the module, zeros (a fresh allocation only zero-filled: a bias that adds nothing), or a
+# tensor computed in forward (anything else).
+# A parameter torch wrote into or a Triton kernel was handed is "written" (provenance.py): no longer
+# the reference's parameter.
+PARAM, ZERO, WRITTEN, COMPUTED = "param", "zero", "written", ""
 
-    max_flops: dict[str, int]
+
+def input_role(i: int) -> str:
+    return f"input:{i}"
+
+
+def _role_text(role: str) -> str:
+    if role.startswith("input:"):
+        return f"input {role.split(':', 1)[1]} of forward()"
+    return {PARAM: "a parameter", ZERO: "zeros",
+            WRITTEN: "a parameter that a Triton kernel was handed or torch wrote into (it may have been "
+                     "rewritten; keep the library call's parameters out of your kernels)"
+            }.get(role, "a tensor computed in forward()")
+
+
+def _shape(t: Any) -> tuple[int, ...] | None:
+    """A plain tensor's shape (read through the early-bound accessor), else None."""
+    return tuple(int(d) for d in accessors.shape(t)) if accessors.is_plain_tensor(t) else None
+
+
+def _ints(v: Any) -> tuple[int, ...]:
+    return tuple(int(x) for x in v) if isinstance(v, (list, tuple)) else (int(v),)
+
+
+def _number(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float, bool)) else float("nan")  # a tensor alpha: no match
+
+
+@dataclass(frozen=True)
+class LibraryCall:
+    """One library call as the call rule compares it: op, operand shapes, settings and roles.
+
+    op: "mm" (mm, addmm), "bmm" (bmm, baddbmm) or "conv" (convolution); shapes: (mat1, mat2) or
+    (input, weight); bias: its shape with leading 1s dropped, or None; alpha and beta (1 for conv);
+    conv: (stride, padding, dilation, transposed, output_padding, groups), () for GEMMs; roles: of
+    (mat1, mat2, bias) or (input, weight, bias), "" for a missing bias."""
+
+    op: str
+    shapes: tuple[tuple[int, ...], ...]
+    bias: tuple[int, ...] | None
+    alpha: float
+    beta: float
+    conv: tuple
+    roles: tuple[str, str, str]
 
     def to_wire(self) -> dict[str, Any]:
-        return {"max_flops": dict(self.max_flops)}
+        return {"op": self.op, "shapes": [list(x) for x in self.shapes],
+                "bias": None if self.bias is None else list(self.bias), "alpha": self.alpha, "beta": self.beta,
+                "conv": [list(x) if isinstance(x, tuple) else x for x in self.conv], "roles": list(self.roles)}
+
+    @classmethod
+    def from_wire(cls, d: dict[str, Any]) -> LibraryCall:
+        return cls(str(d["op"]), tuple(tuple(int(v) for v in x) for x in d["shapes"]),
+                   None if d["bias"] is None else tuple(int(v) for v in d["bias"]), float(d["alpha"]),
+                   float(d["beta"]), tuple(tuple(x) if isinstance(x, list) else x for x in d["conv"]),
+                   tuple(str(r) for r in d["roles"]))
+
+    def text(self) -> str:
+        what = " x ".join(str(x) for x in self.shapes)
+        bias = f" + bias {self.bias}" if self.bias is not None else ""
+        return f"{self.op} {what}{bias}"
+
+
+def describe_call(op: str, args: tuple, kwargs: dict, role_of: Any) -> LibraryCall | str:
+    """The call rule's view of one library call, or why it cannot be compared (an op the reference
+    never makes at the top level, arguments that are not plain tensors)."""
+    if op in ("mm", "bmm"):
+        mats, bias, beta = args[:2], None, 1.0
+    elif op in ("addmm", "baddbmm"):
+        mats, bias, beta = args[1:3], args[0], _number(kwargs.get("beta", 1))
+    elif op in ("convolution", "_convolution"):
+        if len(args) < 9:
+            return f"aten::{op} with {len(args)} arguments"
+        mats, bias, beta = args[:2], args[2], 1.0
+        conv = (_ints(args[3]), _ints(args[4]), _ints(args[5]), bool(args[6]), _ints(args[7]), int(args[8]))
+    else:
+        return f"aten::{op} is not a call the reference makes (call torch.mm/addmm/bmm/baddbmm or a convolution)"
+    shapes = tuple(_shape(m) for m in mats)
+    if len(shapes) != 2 or None in shapes:
+        return f"aten::{op} on operands that are not plain tensors"
+    bias_shape = None
+    if bias is not None:
+        full = _shape(bias)
+        if full is None:
+            return f"aten::{op} with a bias that is not a plain tensor"
+        bias_shape = full
+        while bias_shape and bias_shape[0] == 1:
+            bias_shape = bias_shape[1:]
+    kind = "conv" if op in ("convolution", "_convolution") else ("bmm" if op in ("bmm", "baddbmm") else "mm")
+    roles = (role_of(mats[0]), role_of(mats[1]), "" if bias is None else role_of(bias))
+    return LibraryCall(kind, shapes, bias_shape, _number(kwargs.get("alpha", 1)) if kind != "conv" else 1.0,
+                       beta, conv if kind == "conv" else (), roles)
+
+
+def _role_ok(theirs: str, ours: str, bias: bool) -> bool:
+    """May the candidate pass an operand of role `ours` where the reference passes `theirs`?"""
+    if theirs == COMPUTED:
+        return True  # the reference passes an intermediate: the candidate computes it in Triton
+    return ours == theirs or (bias and ours == ZERO)
+
+
+def mismatch(cand: LibraryCall, ref: LibraryCall) -> str | None:
+    """Why the candidate's call is not the reference's call `ref` (dropping the bias allowed)."""
+    if cand.op != ref.op:
+        return f"it is a{'n' if cand.op == 'mm' else ''} {cand.op} where the reference's call is a {ref.op}"
+    if cand.shapes != ref.shapes:
+        return (f"its operand shapes {' x '.join(map(str, cand.shapes))} are not the reference's "
+                f"{' x '.join(map(str, ref.shapes))}")
+    if cand.conv != ref.conv:
+        return f"its convolution settings {cand.conv} are not the reference's {ref.conv}"
+    if cand.bias is not None and ref.bias is None:
+        return "it has a bias where the reference's call has none (the add is the Triton kernel's)"
+    if cand.bias is not None and cand.bias != ref.bias:
+        return f"its bias has shape {cand.bias}, the reference's {ref.bias}"
+    scal = f"alpha={cand.alpha:g}" + (f", beta={cand.beta:g}" if cand.bias is not None else "")
+    if cand.alpha != ref.alpha or (cand.bias is not None and cand.beta != ref.beta):
+        return f"it has {scal} where the reference's call has alpha={ref.alpha:g}, beta={ref.beta:g}"
+    names = ("input", "weight", "bias") if cand.op == "conv" else ("first operand", "second operand", "bias")
+    for name, theirs, ours, is_bias in zip(names, ref.roles, cand.roles, (False, False, True)):
+        if name == "bias" and cand.bias is None:
+            continue
+        if not _role_ok(theirs, ours, is_bias):
+            return f"its {name} is {_role_text(ours)} where the reference passes {_role_text(theirs)}"
+    return None
+
+
+@dataclass(frozen=True)
+class LibraryAllowance:
+    """What a hybrid candidate may call: kinds, the largest call of each kind (FLOPs), and the
+    reference's calls themselves (None from an older parent: kinds and sizes only)."""
+
+    max_flops: dict[str, int]
+    calls: tuple[LibraryCall, ...] | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"max_flops": dict(self.max_flops)}
+        if self.calls is not None:
+            d["calls"] = [c.to_wire() for c in self.calls]
+        return d
 
     @classmethod
     def from_wire(cls, d: Any) -> LibraryAllowance | None:
@@ -72,10 +222,14 @@ class LibraryAllowance:
             return cls({"gemm": 1 << 62, "conv": 1 << 62})
         if not d:
             return None
-        return cls({str(k): int(v) for k, v in d["max_flops"].items()})
+        calls = d.get("calls")
+        return cls({str(k): int(v) for k, v in d["max_flops"].items()},
+                   None if calls is None else tuple(LibraryCall.from_wire(c) for c in calls))
 
-    def check(self, op: str, args: tuple, result: Any) -> str | None:
-        """Why this call is not allowed, or None."""
+    def check(self, op: str, args: tuple, result: Any, kwargs: dict | None = None,
+              role_of: Any = None) -> str | None:
+        """Why this call is not allowed, or None. `role_of(tensor)` gives an operand's role (the call
+        rule is skipped without it or without the reference's calls)."""
         kind = library_kind(op)
         if kind not in self.max_flops:
             allowed = ", ".join(sorted(self.max_flops)) or "none"
@@ -85,7 +239,28 @@ class LibraryAllowance:
             return (f"aten::{op} computes {flops:.3g} FLOPs, more than the reference's largest {kind} call "
                     f"({self.max_flops[kind]:.3g}): one library call may replace one of the reference's, "
                     "not several stacked together")
-        return None
+        if self.calls is None or role_of is None:
+            return None
+        kwargs = kwargs or {}
+        out = kwargs.get("out")
+        if out is not None:
+            ptrs = {accessors.storage_ptr(a) for a in args if accessors.is_plain_tensor(a)}
+            if not accessors.is_plain_tensor(out) or accessors.storage_ptr(out) in ptrs:
+                return (f"aten::{op} writes out= into one of its own operands (an accumulation the reference "
+                        "does not make)")
+        cand = describe_call(op, args, kwargs, role_of)
+        if isinstance(cand, str):
+            return cand
+        reasons = [mismatch(cand, ref) for ref in self.calls]
+        if any(r is None for r in reasons):
+            return None
+        # the reason against the closest of the reference's calls: same op and shapes first
+        order = sorted(range(len(reasons)), key=lambda i: (self.calls[i].op != cand.op,
+                                                             self.calls[i].shapes != cand.shapes))
+        why = reasons[order[0]] if order else "the reference makes no library call"
+        return (f"aten::{op} ({cand.text()}) is not one of the reference's own library calls: {why}. "
+                "The one library call may do exactly what the reference's own GEMM/convolution does; "
+                "the rest is the Triton kernel's")
 
 
 def as_allowance(hybrid: Any) -> LibraryAllowance | None:
@@ -97,9 +272,14 @@ def as_allowance(hybrid: Any) -> LibraryAllowance | None:
 
 
 class _Recorder(TorchDispatchMode):
-    def __init__(self) -> None:
+    def __init__(self, roles: dict[int, str]) -> None:
         super().__init__()
+        self.roles = roles  # storage pointer -> role, of the inputs and the module's state
         self.calls: list[tuple[str, int]] = []
+        self.described: list[LibraryCall] = []
+
+    def role_of(self, t: torch.Tensor) -> str:
+        return self.roles.get(accessors.storage_ptr(t), COMPUTED)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -107,18 +287,25 @@ class _Recorder(TorchDispatchMode):
         kind = library_kind(name)
         if kind is not None:
             self.calls.append((kind, library_flops(name, args, out)))
+            call = describe_call(name, args, kwargs or {}, self.role_of)
+            if isinstance(call, LibraryCall) and call not in self.described:
+                self.described.append(call)
         return out
 
 
 def record_library_calls(model: torch.nn.Module, inputs: list[Any]) -> LibraryAllowance:
     """Run the (trusted) reference once and note its library calls: the hybrid allowance."""
-    rec = _Recorder()
+    roles = {accessors.storage_ptr(t): PARAM for t in list(model.parameters()) + list(model.buffers())}
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor):
+            roles[accessors.storage_ptr(x)] = input_role(i)
+    rec = _Recorder(roles)
     with torch.no_grad(), rec:
         model(*inputs)
     largest: dict[str, int] = {}
     for kind, flops in rec.calls:
         largest[kind] = max(largest.get(kind, 0), flops)
-    return LibraryAllowance(largest)
+    return LibraryAllowance(largest, tuple(rec.described))
 
 
 # --- casts ------------------------------------------------------------------------------------

@@ -12,6 +12,14 @@ their base pointer) through one forward, as the dispatch guard and the launch ho
 The output passes if its storage is `triton` and not tainted. Fills never taint (they carry no
 input). Inputs and parameters are never `triton`: a decoy kernel taking an input as an argument
 does not make the input a kernel's result.
+
+It also keeps each storage's `origin`, for the hybrid call rule (library.py): the role a library
+call's operand has. Inputs and the module's parameters and buffers are `roots` (their roles, set per
+forward); a whole copy of a storage (clone, contiguous, a copy_ over a whole storage) keeps its
+source's origin; a fresh allocation that is only zero-filled is zeros; anything else a forward
+writes (a Triton launch, a partial copy, a fill with another value) has none: computed. A parameter
+torch wrote into, or that was ever handed to a Triton kernel (at construction too), loses its role
+for good: the kernel may have rewritten it.
 """
 
 from __future__ import annotations
@@ -20,20 +28,53 @@ from __future__ import annotations
 class Provenance:
     def __init__(self) -> None:
         self.protected: set[int] = set()  # storages of inputs and parameters: never Triton results
+        self.roots: dict[int, str] = {}  # storages of inputs and the module's state -> their roles
+        # roots torch wrote into in some forward (a parameter overwritten with a computed bias): no
+        # longer the reference's parameter, in this forward or any later one
+        self.spoiled: set[int] = set()
+        # every storage ever passed to a Triton launch, at construction too: a parameter among them
+        # may have been rewritten by the kernel (scaled, summed with a bias), so it is no longer the
+        # reference's parameter for the library call
+        self.handed: set[int] = set()
         self.reset()
 
     def reset(self) -> None:
         self.fresh: set[int] = set()
         self.tainted: set[int] = set()
         self.triton: set[int] = set()
+        self.origin: dict[int, str] = {p: self._root_role(p, r) for p, r in self.roots.items()}
 
-    def allocated(self, ptr: int) -> None:
+    def _root_role(self, ptr: int, role: str) -> str:
+        """An input's or a parameter's role, "written" for a parameter that may have been rewritten."""
+        if role == "param" and (ptr in self.spoiled or ptr in self.handed):
+            return "written"
+        return role
+
+    def allocated(self, ptr: int, zero: bool = False) -> None:
         self.fresh.add(ptr)
         self.tainted.discard(ptr)  # a new allocation at a recycled address
         self.triton.discard(ptr)
+        self._set_origin(ptr, "zero" if zero else None)
 
-    def copied(self, dst: int, src: int | None) -> None:
-        """torch wrote into `dst`: a fill (src None) or a copy of `src`."""
+    def _set_origin(self, ptr: int, role: str | None) -> None:
+        if ptr in self.roots:  # torch wrote into an input or a parameter
+            self.spoiled.add(ptr)
+            self.origin[ptr] = self._root_role(ptr, self.roots[ptr])
+            return
+        if role is None:
+            self.origin.pop(ptr, None)
+        else:
+            self.origin[ptr] = role
+
+    def written(self, ptr: int) -> None:
+        """torch computed into `ptr` (a library call's result or out=): no role of its own."""
+        self._set_origin(ptr, None)
+
+    def copied(self, dst: int, src: int | None, whole: bool = False, zero: bool = False) -> None:
+        """torch wrote into `dst`: a fill (src None; `zero` if with zeros) or a copy of `src`;
+        `whole`: the write covered all of `dst`'s storage."""
+        if dst != src:
+            self._set_origin(dst, ("zero" if zero else self.origin.get(src)) if whole else None)
         if src is None or dst == src:
             return
         if src in self.triton and src not in self.tainted and src not in self.protected:
@@ -44,6 +85,12 @@ class Provenance:
 
     def launched(self, ptrs: list[int]) -> None:
         for p in ptrs:
+            self.handed.add(p)
+            # the kernel may have written it (an input it wrote fails the input check on its own)
+            if p in self.roots:
+                self.origin[p] = self._root_role(p, self.roots[p])
+            else:
+                self.origin.pop(p, None)
             if p not in self.tainted and p not in self.protected:
                 self.triton.add(p)
 

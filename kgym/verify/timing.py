@@ -1,8 +1,9 @@
 """Gate 5's measurement: one protocol for the candidate (in the child) and the baselines (in the parent).
 
-Per timed run: refresh the inputs in place with a fresh scale (so a cache keyed on pointers or on
-content returns stale results, which the parent then catches on the last run's output), queue an L2
-flush and a GPU spin that outlasts the call's host path (`Hold`), then time the call. On CUDA the
+Per timed run: new inputs (the candidate's: a fresh draw of a hidden-case kind, written by the parent,
+verifier.py; the baselines': the nominal inputs rescaled in place, `refresh`, as eager torch caches
+nothing), queue an L2 flush and a GPU spin that outlasts the call's host path (`Hold`), then time the
+call. On CUDA the
 clock is a pair of CUDA events, and the host wall time of the same run (ended by a device-wide
 synchronize, which also waits for side streams) is kept beside the timed stream's whole span: work
 hidden in a thread, or a side stream's tail, shows up as wall time the stream did not see. Side

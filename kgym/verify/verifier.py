@@ -39,6 +39,7 @@ from kgym.verify.baselines import (
     measure_model,
     usable,
 )
+from kgym.verify.guard import ConstructionRecorder
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.library import record_library_calls
 from kgym.verify.policy import check_source
@@ -126,6 +127,7 @@ class Verifier:
         self._plans: dict[tuple, tuple[list, list[str]]] = {}  # hidden cases per task (_case_plan)
         self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
+        self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
 
     def _child_device(self) -> str:
         # The child inherits CUDA_VISIBLE_DEVICES (Ray sets it per actor), so the same index names
@@ -167,7 +169,8 @@ class Verifier:
             source = candidate
         device = self.device
         _, _, mem_gb = self._protocol(cfg)  # the timed runs are set at gate 5, from the inputs' size
-        init_inputs, model = self._build_model(ref, cfg)
+        init_inputs, model, construction_ops = self._build_model(ref, cfg)
+        self._require_seeded(ref, cfg)
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -182,7 +185,7 @@ class Verifier:
                 v.notes.append(f"the candidate's process ran without filesystem confinement ({why}): native code "
                                f"could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
-            self._gates(proc, arena, ref, model, source, init_inputs, cfg, v, mem_gb)
+            self._gates(proc, arena, ref, model, source, init_inputs, construction_ops, cfg, v, mem_gb)
         except ChildFailure as e:
             v.fail(e.kind, e.reason)
         finally:
@@ -202,13 +205,16 @@ class Verifier:
         warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if cuda else 1)
         return runs, warmup, cfg.memory_limit_gb or (32.0 if cuda else 8.0)
 
-    def _build_model(self, ref: Reference, cfg: VerifyConfig) -> tuple[list[Any], torch.nn.Module]:
+    def _build_model(self, ref: Reference, cfg: VerifyConfig) -> tuple[list[Any], torch.nn.Module, list]:
         """The reference's init inputs and model, built as KernelBench does (and the child too): seed,
-        build on the CPU, then move to the device."""
+        build on the CPU, then move to the device. Also the arithmetic its construction did
+        (`ConstructionRecorder`): the candidate's construction may do the same, and nothing more."""
         torch.manual_seed(cfg.seed)
         init_inputs = ref.get_init_inputs()
         torch.manual_seed(cfg.seed)
-        return init_inputs, ref.Model(*init_inputs).to(self.device)
+        with ConstructionRecorder() as recorder:
+            model = ref.Model(*init_inputs)
+        return init_inputs, model.to(self.device), recorder.as_message()
 
     def _case_inputs(self, ref: Reference, cfg: VerifyConfig, name: str, transform: Any = None) -> list[Any]:
         """The inputs of hidden case `name`, drawn from the secret on the device (nominal: the inputs
@@ -216,6 +222,27 @@ class Verifier:
         transform = transform or dict(cases_mod.CASES)[name]
         return cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name), transform,
                                      self.device)
+
+    def _require_seeded(self, ref: Reference, cfg: VerifyConfig) -> None:
+        """Refuse a task whose get_inputs ignores its seed (a linspace, a fixed table): its hidden cases
+        would be transforms of one tensor and its timed runs copies of the nominal case, all derivable
+        from the first input a candidate sees (a cache of the first case answered x3, x0.01, negated and
+        every timed run). Two draws under secret seeds must differ in some tensor; checked once per
+        (task, seed) and verifier, before any candidate process is used. A task's fault: a kgym error,
+        never a verdict."""
+        key = (ref.sha256, cfg.seed)
+        if key in self._seeded:
+            return
+        a, b = (cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name),
+                                      lambda x: x, self.device) for name in ("nominal", "seed-check"))
+        pairs = [(x, y) for x, y in zip(a, b) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)]
+        if pairs and all(x.shape == y.shape and torch.equal(x, y) for x, y in pairs):
+            raise RuntimeError("the task's get_inputs() ignores its seed (two draws under different seeds gave the "
+                               "same tensors): its hidden cases and timed runs would be derivable from its first "
+                               "case; draw the inputs with torch's random functions")
+        if len(self._seeded) >= 4096:
+            self._seeded.clear()
+        self._seeded.add(key)
 
     def _case_plan(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig
                    ) -> tuple[list[tuple[str, Any]], list[str]]:
@@ -265,13 +292,15 @@ class Verifier:
         return reply
 
     def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
-               source: str, init_inputs: list[Any], cfg: VerifyConfig, v: Verdict, mem_gb: float) -> None:
+               source: str, init_inputs: list[Any], construction_ops: list, cfg: VerifyConfig, v: Verdict,
+               mem_gb: float) -> None:
         device = self.device
         self._last_signature = ""  # launches of the last verified forward; timed runs must match it
         self._last_device_counts: dict[str, int] | None = None  # its device kernels (GPU), likewise
         # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
         t = time.perf_counter()
         reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
+                                 "construction_ops": construction_ops,
                                  "hybrid": self._library_allowance(ref, model, cfg),
                                  "memory_limit_bytes": int(mem_gb * 2**30), "lent_dir": arena.dir}, cfg.timeout_s, v)
         v.stages_s["load"] = time.perf_counter() - t
@@ -462,10 +491,11 @@ class Verifier:
         finally:
             arena.free(*held)
 
-    def _fresh_draw(self, ref, nominal, rng) -> list[Any]:
+    def _fresh_draw(self, ref, nominal, rng, transform) -> list[Any]:
         """One timed run's inputs: the reference's get_inputs under a fresh secret seed, so no input
-        is derivable from another (a rescaling of the nominal case was: a cached result answered it)."""
-        draw = cases_mod.make_inputs(ref.get_inputs, rng.getrandbits(63), lambda x: x, self.device)
+        is derivable from another (a rescaling of the nominal case was: a cached result answered it),
+        then `transform`, the run's hidden-case kind (`_timed_kinds`)."""
+        draw = cases_mod.make_inputs(ref.get_inputs, rng.getrandbits(63), transform, self.device)
         if len(draw) != len(nominal) or any(
                 isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor)
                 or (isinstance(a, torch.Tensor) and (a.shape != b.shape or a.dtype != b.dtype))
@@ -477,8 +507,9 @@ class Verifier:
     def _timing_attempt(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup, held, rng
                         ) -> timing.Measurement | None:
         """One timed batch in the child, in lockstep (child.py's `time`): before each run the inputs
-        get a fresh draw; secret runs (CHECKED_RUNS in expectation, each on its own coin) are verified
-        against the reference on their own draw. None if a gate failed (a wrong timed output is a
+        get a fresh draw of a hidden-case kind (`_timed_kinds`); secret runs (CHECKED_RUNS in
+        expectation, each on its own coin, warm-up included) are verified against the reference on
+        their own draw. None if a gate failed (a wrong timed output is a
         hard failure: isolation). Adds its setup, input draws and output checks to `v.stages_s`
         (timing_setup, timing_draws, timing_input_checks, timing_checks; the rest of the timing stage is
         the child's)."""
@@ -497,17 +528,20 @@ class Verifier:
         shape, dtype = _output_spec(model, nominal)
         check_buf, check_handle = arena.empty(shape, dtype)
         held.extend([check_buf, *_tensors(work)])
+        order = [-1 - j for j in range(warmup)] + list(range(runs))
+        # Every run, warm-up included, on its own coin: none is safe to skip (`_timed_kinds`).
         p_check = min(1.0, CHECKED_RUNS / runs)
-        checked = {i for i in range(runs) if rng.random() < p_check}
+        checked = {i for i in order if rng.random() < p_check}
+        kinds = _timed_kinds(self._case_plan(ref, model, cfg)[0], len(order), rng)
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
         per_run_s = cfg.timeout_s + 3 * per_forward
         t_sent = time.perf_counter()
         _add_stage(v, "timing_setup", time.perf_counter() - t_setup)
         time_nonce = proc.send({"op": "time", "inputs": handles, "check": check_handle, "runs": runs,
                                 "warmup": warmup})
-        for i in [-1 - j for j in range(warmup)] + list(range(runs)):
+        for i, transform in zip(order, kinds):
             t_draw = time.perf_counter()
-            draw = self._fresh_draw(ref, nominal, rng)
+            draw = self._fresh_draw(ref, nominal, rng, transform)
             for buf, x in zip(work, draw):
                 if isinstance(x, torch.Tensor):
                     buf.copy_(x)
@@ -519,7 +553,9 @@ class Verifier:
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
             _add_stage(v, "timing_draws", time.perf_counter() - t_draw)
-            nonce = proc.send({"op": "run", "i": i, "check": i in checked})
+            # Nothing the child is told depends on the run's coin: it copies out every output, and a
+            # checked run shows only once the run is over (the parent's check takes time).
+            nonce = proc.send({"op": "run", "i": i})
             reply = self._receive(proc, (nonce, time_nonce), per_run_s, v)
             if reply is None:
                 return None
@@ -717,7 +753,7 @@ class Verifier:
         want = [k for k in self._wanted_kinds(cfg) if k in kinds]
         if not want:
             return []
-        _, model = self._build_model(ref, cfg)
+        _, model, _ = self._build_model(ref, cfg)
         nominal = self._case_inputs(ref, cfg, "nominal")
         runs, warmup, _ = self._protocol(cfg, nominal)
         out: list[Measured] = []
@@ -802,6 +838,22 @@ def _device_kernels_differ(verified: dict[str, int], timed: Any, forwards: int) 
         if want != got:
             diffs.append(f"{name[:120]}: {got} launches, {want} expected")
     return "; ".join(diffs[:5])
+
+
+def _timed_kinds(plan: list[tuple[str, Any]], n: int, rng: Any) -> list[Any]:
+    """The transforms of `n` timed runs: the hidden cases' plan (its replacements included) repeated
+    over the batch (the remainder a random subset) and shuffled on the secret `rng`, so every kind is
+    timed as often as the others, to one, and a run's kind is independent of its check coin.
+
+    Why: the candidate can tell the timed batch from the hidden cases (its first six forwards; the
+    timed runs get one input tensor object), so a timed path right only on nominal draws (softmax
+    without its max subtraction, one-pass variance) passed when every timed run was a nominal draw.
+    Now it meets the kinds it is wrong on in the timed runs, where checked ones fail as isolation.
+    Being timed on a kind of its own (a shifted run, say) tells the candidate nothing about the coin."""
+    kinds = [t for _, t in plan]
+    transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each kind n // 6 times or one more
+    rng.shuffle(transforms)
+    return transforms
 
 
 def _add_stage(v: Verdict, stage: str, seconds: float) -> None:

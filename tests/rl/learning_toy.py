@@ -17,7 +17,7 @@ old single-seed test, a 0.2 margin over the frozen arm, passed with random rewar
 
 The criterion (`judge`): per seed, the late window's steps are paired with the frozen arm's same
 steps (same seed, same step, same sampling draw for the first step); the paired bootstrap of
-`jobs.rl_steps` (pairs resampled with replacement) gives the mean difference and its 95% interval,
+`kgym.training.step_rules` (pairs resampled with replacement) gives the mean difference and its 95% interval,
 pooled over the seeds and per seed. An arm learned when the pooled interval lies above 0 and every
 seed's own interval does too. Steps of one run are correlated (the policy persists), so the pooled
 interval treats as independent what is not: it is narrower than the truth, and that is why every
@@ -112,10 +112,10 @@ def sample_group(learner, arm: Arm, seed: int, step: int, noise: int = 0):
 def run_arm(model_dir: Path, arm: Arm, seed: int, steps: int, lr: float = LR, noise: int = 0) -> list[float]:
     """The true mean reward of each step's group (sampled before that step's update)."""
     from kgym.rl import CispoConfig, EntropyBonusConfig
-    from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus
+    from kgym.training.learner_core import Learner, LearnerConfig, StepStatus
 
     learner = Learner(LearnerConfig(model_path=str(model_dir), quantize_4bit=False, compute_dtype="float32",
-                                    device="cpu", lr=lr, total_steps=100, cispo=CispoConfig(beta=0.0),
+                                    device="cpu", lr=lr, total_steps=100, loss=CispoConfig(beta=0.0),
                                     entropy=EntropyBonusConfig(adaptive=False), gradient_checkpointing=False,
                                     seed=seed))
     rewards = []
@@ -167,7 +167,7 @@ class Judgement:
 
 
 def effect(control: Sequence[float], arm: Sequence[float], resamples: int = 10_000) -> Effect:
-    from jobs.rl_steps import paired_bootstrap
+    from kgym.training.step_rules import paired_bootstrap
 
     c = paired_bootstrap(list(control), list(arm), resamples=resamples)
     return Effect(c.delta_pp / 100.0, (c.ci95_pp[0] / 100.0, c.ci95_pp[1] / 100.0), c.n)

@@ -15,8 +15,8 @@ pytest.importorskip("peft")
 
 @pytest.mark.slow
 def test_actor_steps_and_checkpoints(tiny_dir, tmp_path):
+    from kgym.training.learner_core import LearnerConfig, StepStatus
     from ray_cluster.learner import LearnerActor
-    from ray_cluster.learner_core import LearnerConfig, StepStatus
 
     if ray.is_initialized():  # an earlier test's Ray (a full run leaves one up): this test needs its own GPU
         ray.shutdown()
@@ -30,7 +30,7 @@ def test_actor_steps_and_checkpoints(tiny_dir, tmp_path):
         pytest.skip(f"Ray did not start on this machine: {exc}")
     try:
         cfg = LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32",
-                            cispo=CispoConfig(beta=0.08), checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=1)
+                            loss=CispoConfig(beta=0.08), checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=1)
         actor = LearnerActor.options(num_cpus=0).remote(cfg)  # takes the declared GPU; runs on the CPU
         batch = TrainBatch(tuple(Sample(prompt_ids=[5, 6, 7], completion_ids=[8 + i, 9, 10], loss_mask=[1, 0, 1],
                                         group_id="g", reward=float(i)) for i in range(4)))

@@ -85,7 +85,7 @@ def test_no_tensor_of_every_rows_logits_forward_and_backward():
 # ---- the learner -------------------------------------------------------------------------------
 
 pytest.importorskip("peft")
-from ray_cluster.learner_core import Learner, LearnerConfig  # noqa: E402
+from kgym.training.learner_core import Learner, LearnerConfig  # noqa: E402
 
 
 def long_batch(c: int = 400) -> TrainBatch:
@@ -103,7 +103,7 @@ def long_batch(c: int = 400) -> TrainBatch:
 
 def learner(tiny_dir, chunk: int) -> Learner:
     return Learner(LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32", device="cpu",
-                                 cispo=CispoConfig(beta=0.08), lr=1e-3, logits_chunk=chunk, temperature=0.8))
+                                 loss=CispoConfig(beta=0.08), lr=1e-3, logits_chunk=chunk, temperature=0.8))
 
 
 def test_learner_step_never_holds_a_long_episodes_logits(tiny_dir):
@@ -133,7 +133,7 @@ def test_learner_chunked_equals_unchunked(tiny_dir):
 
 
 def test_models_that_postprocess_logits_are_refused_chunked(tiny_dir):
-    from ray_cluster.learner_model import check_chunkable
+    from kgym.training.learner_model import check_chunkable
 
     model = learner(tiny_dir, 32).model
     check_chunkable(model)

@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from kgym.rl import BoundMode, CispoConfig, CispoInputs, cispo_loss, k3_kl
+from kgym.rl import BoundMode, CispoConfig, LossInputs, cispo_loss, k3_kl
 
 # Two samples, three completion tokens each; the last token of sample 0 is a tool token (mask 0).
 LOGP = [[-1.0, -2.0, -0.5], [-2.0, -0.3, -1.0]]
@@ -18,7 +18,7 @@ E = math.e
 
 def run(config, ref=None, entropy=None, coef=0.0, num_tokens=None, rows=slice(None)):
     logp = torch.tensor(LOGP)[rows].clone().requires_grad_(True)
-    out = cispo_loss(CispoInputs(logprobs=logp, old_logprobs=torch.tensor(OLD)[rows],
+    out = cispo_loss(LossInputs(logprobs=logp, old_logprobs=torch.tensor(OLD)[rows],
                                  advantages=torch.tensor(ADV)[rows], loss_mask=torch.tensor(MASK)[rows],
                                  ref_logprobs=ref, entropy=entropy, entropy_coef=coef, num_tokens=num_tokens), config)
     out.loss.backward()
@@ -61,7 +61,7 @@ def test_verl_mode_clamps_both_sides_relatively():
 def test_weight_is_stop_gradient_on_policy_equals_reinforce():
     cfg = CispoConfig(beta=0.0)
     logp = torch.tensor(LOGP, requires_grad=True)
-    out = cispo_loss(CispoInputs(logprobs=logp, old_logprobs=logp.detach(), advantages=torch.tensor(ADV),
+    out = cispo_loss(LossInputs(logprobs=logp, old_logprobs=logp.detach(), advantages=torch.tensor(ADV),
                                  loss_mask=torch.tensor(MASK)), cfg)
     out.loss.backward()
     reinforce = -(torch.tensor(ADV).unsqueeze(1) * torch.tensor(MASK)) / 5
@@ -113,8 +113,8 @@ def test_micro_batches_sum_to_the_whole_step():
 def test_per_token_advantages_broadcast_like_per_sample_ones():
     cfg = CispoConfig(epsilon_high=2.0, beta=0.0)
     logp = torch.tensor(LOGP)
-    per_sample = cispo_loss(CispoInputs(logp, torch.tensor(OLD), torch.tensor(ADV), torch.tensor(MASK)), cfg)
-    per_token = cispo_loss(CispoInputs(logp, torch.tensor(OLD), torch.tensor(ADV).unsqueeze(1).expand(2, 3),
+    per_sample = cispo_loss(LossInputs(logp, torch.tensor(OLD), torch.tensor(ADV), torch.tensor(MASK)), cfg)
+    per_token = cispo_loss(LossInputs(logp, torch.tensor(OLD), torch.tensor(ADV).unsqueeze(1).expand(2, 3),
                                        torch.tensor(MASK)), cfg)
     assert per_sample.loss.item() == per_token.loss.item()
 
@@ -140,7 +140,7 @@ def test_default_is_trl_cap_five_and_study_beta():
 
 def test_missing_reference_with_beta_is_refused():
     with pytest.raises(ValueError, match="ref_logprobs"):
-        cispo_loss(CispoInputs(torch.tensor(LOGP), torch.tensor(OLD), torch.tensor(ADV), torch.tensor(MASK)),
+        cispo_loss(LossInputs(torch.tensor(LOGP), torch.tensor(OLD), torch.tensor(ADV), torch.tensor(MASK)),
                    CispoConfig(beta=0.08))
 
 
@@ -148,7 +148,7 @@ def test_importance_weighted_kl_is_k3_times_ratio_with_its_gradient():
     logp = torch.tensor([[-1.0]], requires_grad=True)
     old, ref = torch.tensor([[-1.5]]), torch.tensor([[-1.25]])
     cfg = CispoConfig(epsilon_high=2.0, beta=0.5, kl_importance_weighted=True)
-    out = cispo_loss(CispoInputs(logp, old, torch.tensor([0.0]), torch.ones(1, 1), ref_logprobs=ref), cfg)
+    out = cispo_loss(LossInputs(logp, old, torch.tensor([0.0]), torch.ones(1, 1), ref_logprobs=ref), cfg)
     d, r = -0.25, math.exp(0.5)
     k3 = math.exp(d) - d - 1
     assert out.loss.item() == pytest.approx(0.5 * k3 * r, abs=1e-7)
@@ -160,7 +160,7 @@ def test_importance_weighted_kl_is_k3_times_ratio_with_its_gradient():
 def test_masked_out_positions_cannot_poison_the_loss():
     logp = torch.tensor([[-1.0, -2.0]], requires_grad=True)
     old = torch.tensor([[-1.0, -200.0]])  # a junk placeholder on the tool token: exp(198) = inf
-    out = cispo_loss(CispoInputs(logp, old, torch.tensor([1.0]), torch.tensor([[1.0, 0.0]]),
+    out = cispo_loss(LossInputs(logp, old, torch.tensor([1.0]), torch.tensor([[1.0, 0.0]]),
                                  ref_logprobs=torch.tensor([[-1.0, float("nan")]])), CispoConfig())
     out.loss.backward()
     assert math.isfinite(out.loss.item()) and out.loss.item() == pytest.approx(1.0)

@@ -10,11 +10,11 @@ import torch
 
 from kgym.rl import (
     CispoConfig,
-    CispoInputs,
     Correction,
     CorrectionConfig,
     GapInputs,
     GapStats,
+    LossInputs,
     behaviour,
     cispo_loss,
     sampler_gap,
@@ -70,7 +70,7 @@ def loss_and_grad(method):
     cfg = CorrectionConfig(method=method, cap=CAP)
     chosen = behaviour(cfg, t(SAMPLER), t(HAS), t(LEARNER))
     logp = t(LEARNER).clone().requires_grad_(True)  # one optimizer step per batch: pi_theta = the learner's
-    out = cispo_loss(CispoInputs(logprobs=logp, old_logprobs=chosen.old_logprobs, advantages=t(ADV),
+    out = cispo_loss(LossInputs(logprobs=logp, old_logprobs=chosen.old_logprobs, advantages=t(ADV),
                                  loss_mask=t(MASK), num_tokens=N, is_weights=chosen.is_weights),
                      CispoConfig(beta=0.0))
     out.loss.backward()

@@ -15,13 +15,13 @@ import torch
 from kgym.rl import CispoConfig, Correction, TrainBatch
 
 pytest.importorskip("peft")
-from ray_cluster.learner_core import Learner, LearnerConfig, StepStatus  # noqa: E402
+from kgym.training.learner_core import Learner, LearnerConfig, StepStatus  # noqa: E402
 
 from tiny import make_batch, with_sampler_logprobs  # noqa: E402
 
 
 def fp32(tiny_dir, **kw) -> LearnerConfig:
-    kw.setdefault("cispo", CispoConfig(beta=0.08))
+    kw.setdefault("loss", CispoConfig(beta=0.08))
     return LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32", device="cpu", **kw)
 
 
@@ -132,7 +132,7 @@ def test_each_correction_in_the_step(tiny_dir, delta):
       none:      min(e^delta, 5) * P    (the gap in CISPO's ratio)."""
     out = {}
     for method in ("recompute", "tis", "none"):
-        learner = Learner(fp32(tiny_dir, correction=method, cispo=CispoConfig(beta=0.0)))
+        learner = Learner(fp32(tiny_dir, correction=method, loss=CispoConfig(beta=0.0)))
         out[method] = learner.step(with_sampler_logprobs(learner, make_batch(14), offset=delta))
     p = out["recompute"].policy_loss
     assert p != 0.0
@@ -150,7 +150,7 @@ def test_each_correction_in_the_step(tiny_dir, delta):
 def test_the_gap_reaches_the_step_row_and_prometheus():
     from jobs.rl_metrics import RLMetrics
     from kgym.records.rl_records import STEP_COLUMNS
-    from ray_cluster.learner_core import StepMetrics
+    from kgym.training.learner_core import StepMetrics
 
     fields = {f.name for f in dataclasses.fields(StepMetrics)}
     columns = {c[0] for c in STEP_COLUMNS}

@@ -8,7 +8,7 @@ with the same seeds (curriculum draws, vLLM engine, learner): trained, and the f
 (`learner.lr=0.0`: every step runs, the weights never move). Both start from the same policy, so
 their first step is the same distribution; the assertion is on the late steps.
 
-The criterion is the learner test's (tests/rl/learning_toy.py `judge`, jobs.rl_steps' paired
+The criterion is the learner test's (tests/rl/learning_toy.py `judge`, kgym.training.step_rules' paired
 bootstrap), not a fixed margin: the last LAST steps of the trained run paired with the control's
 same steps (same seeds: the curriculum draws the same tasks at step k in both), and the 95% interval
 of trained - control must lie above 0. One seed: the job's config fixes it, and each seed costs two

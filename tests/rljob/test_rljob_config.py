@@ -32,7 +32,7 @@ def test_study_defaults():
     assert cfg.curriculum.final_floor_full > cfg.curriculum.floor_full
     assert cfg.eval.samples == 3 and cfg.eval.every == 10
     lc = cfg.learner_config()
-    assert (lc.lr, lc.cispo.beta, lc.total_steps, lc.temperature) == (1e-5, 0.08, 300, 1.0)
+    assert (lc.lr, lc.loss.beta, lc.total_steps, lc.temperature) == (1e-5, 0.08, 300, 1.0)
     rc = cfg.rollout_config()
     assert rc.sampling.temperature == 1.0 and rc.sampling.max_tokens == 6144 and rc.sampling.group_size == 8
     assert rc.episode.reward.baseline == "eager"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jobs import rl_steps
 from kgym.contract import CaseResult, EndReason, Mode, Verdict
 from kgym.episodes.result import EpisodeResult, Evaluation
 from kgym.episodes.tokens import TurnSample
@@ -15,6 +14,7 @@ from kgym.kernelbench.bootstrap import paired_bootstrap as kb_bootstrap
 from kgym.rollout.driver import EpisodeRollout, GroupRollout, TurnRecord
 from kgym.rollout.engine import FinishReason
 from kgym.tasks import make
+from kgym.training import step_rules as rl_steps
 
 TASK = make("relu-v1", 3, size="tiny")
 

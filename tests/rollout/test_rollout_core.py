@@ -1,4 +1,4 @@
-"""`ray_cluster.rollout_core.Rollout` without vLLM or Ray: adapter syncs through the registry
+"""`kgym.rollout.rollout_core.Rollout` without vLLM or Ray: adapter syncs through the registry
 (fresh ids, retirement by the window, the version on every turn), and its config bounds."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from rollout_helpers import ScriptedEngine
 
 from kgym.contract import Mode
 from kgym.rollout.engine import EngineConfig
+from kgym.rollout.rollout_core import Rollout, RolloutConfig
 from kgym.rollout.sampling import RL_SAMPLING
 from kgym.tasks import make
-from ray_cluster.rollout_core import Rollout, RolloutConfig
 
 
 class NoEvaluations:

@@ -17,8 +17,8 @@ pytestmark = [requires_vllm, pytest.mark.slow]
 
 
 def test_actor_rollout_and_adapter_sync(tiny_dir, adapters):
+    from kgym.rollout.rollout_core import RolloutConfig
     from ray_cluster.rollout import RolloutActor
-    from ray_cluster.rollout_core import RolloutConfig
 
     class NoEvaluations:  # local, so Ray pickles it by value; the random model submits nothing
         async def evaluate(self, request):  # pragma: no cover

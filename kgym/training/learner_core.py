@@ -1,4 +1,4 @@
-"""`Learner`: the policy being trained and one CISPO optimizer step at a time, without Ray.
+"""`Learner`: the policy being trained and one optimizer step at a time, without Ray.
 
 Holds the base model (4-bit NF4 through bitsandbytes, BF16 compute; `quantize_4bit=False` keeps it in
 `compute_dtype` for tiny CPU tests), one trainable LoRA (peft, adapter name "default"; r=8,
@@ -30,9 +30,10 @@ Order of events in `step(batch)` (one optimizer step per TrainBatch):
   2. micro-batches by `token_budget` (`kgym.rl.packing`);
   3. no-grad pass: old log-probs recomputed for samples without sampler log-probs (every sample
      with correction tis or recompute), the TIS weights (tis); reference log-probs when beta > 0;
-  4. grad pass per micro-batch: log-probs (+ entropy), CISPO loss divided by the step's loss-token
-     count, backward (gradients accumulate); the sampler/learner gap measured (drift, k3 KL,
-     truncated share, mean TIS weight);
+  4. grad pass per micro-batch: log-probs (+ entropy), the policy loss `loss` names (`kgym.rl.losses`:
+     CISPO by default) as its share of the step's (the step's loss tokens and sequences), backward
+     (gradients accumulate); the sampler/learner gap measured (drift, k3 KL, truncated share, mean
+     TIS weight);
   5. clip the gradient norm, AdamW step, scheduler step; a non-finite loss or gradient skips the
      update (`StepStatus.NON_FINITE`) and leaves the policy version unchanged, and so does a batch
      with no signal (every advantage zero and no KL, entropy or shaping term: `NO_SIGNAL`, checked
@@ -70,25 +71,26 @@ import torch
 from kgym.rl import (
     AdvantageConfig,
     CispoConfig,
-    CispoInputs,
     CorrectionConfig,
     EntropyBonusConfig,
     EntropyController,
     GapInputs,
     GapStats,
     LogProbShapingConfig,
+    LossConfig,
+    LossInputs,
     PaddedBatch,
     TrainBatch,
     batch_advantages,
     behaviour,
-    cispo_loss,
     collate,
     masked_sum,
     plan_micro_batches,
+    policy_loss,
     sampler_gap,
     shape_advantages,
 )
-from ray_cluster.learner_model import check_chunkable, completion_logprobs, disable_dropout
+from kgym.training.learner_model import check_chunkable, completion_logprobs, disable_dropout
 
 ADAPTER = "default"  # the trainable RL adapter (peft saves "default" at the top of a directory)
 REFERENCE = "sft_reference"  # the frozen SFT adapter, the reference after SFT
@@ -131,7 +133,7 @@ class LearnerConfig:
     compute_dtype: str = "bfloat16"
     device: str = "auto"  # "auto": cuda if available, else cpu
     lora: LoraSettings = field(default_factory=LoraSettings)
-    cispo: CispoConfig = field(default_factory=CispoConfig)
+    loss: LossConfig = field(default_factory=CispoConfig)  # by name: kgym.rl.losses.make_loss_config
     advantages: AdvantageConfig = field(default_factory=AdvantageConfig)
     entropy: EntropyBonusConfig = field(default_factory=EntropyBonusConfig)
     shaping: LogProbShapingConfig = field(default_factory=LogProbShapingConfig)
@@ -184,7 +186,7 @@ class StepMetrics:
     kl: float  # mean k3 KL per loss token to the reference
     entropy: float  # mean token entropy (nats) over loss tokens
     entropy_coef: float  # the bonus coefficient applied in this step
-    clip_fraction: float  # loss tokens whose CISPO weight the bound changed
+    clip_fraction: float  # loss tokens whose weight (CISPO) or gradient (PPO clip) the loss's bound changed
     ratio_mean: float  # mean pi_theta / pi_old over loss tokens
     # The sampler/learner gap (kgym.rl.correction), over the loss tokens of samples that had sampler
     # log-probs, learner = its policy before this update; nan when no sample had them.
@@ -373,7 +375,7 @@ class Learner:
         lr = self.scheduler.get_last_lr()[0]
         if loss_tokens == 0:
             return self._metrics(StepStatus.NO_LOSS_TOKENS, t0, batch, plans, phases, lr=lr, coef=coef)
-        if not bool(advantages.any()) and cfg.cispo.beta == 0.0 and coef == 0.0 and not cfg.shaping.enabled:
+        if not bool(advantages.any()) and cfg.loss.beta == 0.0 and coef == 0.0 and not cfg.shaping.enabled:
             return self._metrics(StepStatus.NO_SIGNAL, t0, batch, plans, phases, lr=lr, coef=coef)
 
         # 3. no-grad pass: old and reference log-probs of every micro-batch, before any update; the
@@ -395,7 +397,7 @@ class Learner:
                     recomputed += int(recompute.sum())
                 chosen = behaviour(cfg.correction, pb.sampler_logprobs, pb.has_sampler_logprobs, learner_lp)
                 ref = None
-                if cfg.cispo.beta != 0.0:
+                if cfg.loss.beta != 0.0:
                     with self.reference():
                         ref, _ = self._forward(pb)
                 padded.append(pb)
@@ -418,9 +420,10 @@ class Learner:
             adv = advantages[plan]
             if centre is not None:
                 adv = shape_advantages(adv, old, pb.loss_mask, cfg.shaping.zeta, mean_logprob=centre)
-            out = cispo_loss(CispoInputs(logprobs=logp, old_logprobs=old, advantages=adv, loss_mask=pb.loss_mask,
+            out = policy_loss(LossInputs(logprobs=logp, old_logprobs=old, advantages=adv, loss_mask=pb.loss_mask,
                                          ref_logprobs=ref, entropy=ent, num_tokens=float(loss_tokens),
-                                         entropy_coef=coef, is_weights=w_is), cfg.cispo)
+                                         entropy_coef=coef, is_weights=w_is, num_sequences=float(len(samples))),
+                              cfg.loss)
             if not torch.isfinite(out.loss):
                 finite = False
                 break
