@@ -446,7 +446,6 @@ class Child:
                 out = self._call(inputs)
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
-        self.window.collect()  # the call's young cycles, where cleanup may run but launch nothing
         if self.device.type == "cuda":
             _synchronize(self.device)
         reply["launches"] = self.counter.launches
@@ -478,6 +477,7 @@ class Child:
                 _synchronize(self.device)
         nbytes = accessors.numel(out) * accessors.element_size(out) if accessors.is_plain_tensor(out) else 0
         del out  # outside the call: a candidate frame or a launch a finalizer starts here is refused
+        self.window.collect()  # the call's young cycles, after the output was copied: cleanup may run, not launch
         _poison(self.device, nbytes)
         problems = self._violations()
         if problems:
@@ -500,7 +500,6 @@ class Child:
             if i is None:
                 return
             state["out"] = None
-            self.window.collect()  # untimed: the call's young cycles (cleanup may run, not launch)
             if self.device.type == "cuda":
                 _synchronize(self.device)
             signatures.add(self.counter.signature(inputs, out, self.provenance.fresh))
@@ -510,6 +509,9 @@ class Child:
                 if self.device.type == "cuda":
                     _synchronize(self.device)
             del out
+            # Untimed, after the output was read and copied: the call's young cycles (the
+            # candidate's cleanup may run, not launch, and can no longer touch this run's output).
+            self.window.collect()
             send_reply(self.sock, {"op": "ran", "i": i, "problem": problem, "problem_gate": gate,
                                    "nonce": state["nonce"]})
             state["i"] = None
