@@ -19,10 +19,10 @@ compute the next answer between runs).
 - the signal handlers must stay those found at load (installing one raises no audit event in 3.11);
 - automatic garbage collection runs only inside the calls (disabled at `leave`, enabled at `enter`),
   plus one young-generation collection the harness makes after each call, outside the timed region
-  and after the output was read and copied (`collect`), where the candidate's cleanup may run but not launch: a cycle holding a generator of
-  the candidate's is collected at a fixed point (an honest generator left in a cycle is never
-  refused for a collection that happened to fall between calls), and a gc callback runs nowhere
-  else outside the calls.
+  and after the output was read and copied (`collect`), where the candidate's cleanup may run but
+  not launch: a cycle holding a generator of the candidate's is collected at a fixed point (an
+  honest generator left in a cycle is never refused for a collection that happened to fall between
+  calls), and a gc callback runs nowhere else outside the calls.
 Every finding is written at once to the report channel (isolation): catching an error takes nothing
 back. The hook is only a tripwire: it rejects, it never passes anything.
 """
