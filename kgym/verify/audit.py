@@ -108,6 +108,7 @@ class AuditTripwire:
         self._triton = os.path.dirname(os.path.realpath(triton.__file__))
         self._kgym = os.path.dirname(os.path.realpath(__file__))  # the harness's own frames
         self._busy = False
+        self.profile_setters: frozenset = frozenset()  # code objects that may set the profile hook
         # Is kgym rewriting a checked kernel for the interpreter now? (child.py points it at the
         # launch hook's flag; until then Triton's interpreter may exec nothing.)
         self.interpreter_rewriting: Callable[[], bool] = lambda: False
@@ -176,6 +177,8 @@ class AuditTripwire:
         if event == "pickle.find_class" and args and isinstance(args[0], str) and (
                 args[0].partition(".")[0] in _UNPICKLE_PACKAGES):
             return None  # the harness unpickling its parent's commands (handles, dtypes, sizes)
+        if event == "sys.setprofile" and _getframe(2).f_code in self.profile_setters:
+            return None  # the harness's own watch between its calls (outside.CallWindow)
         if event.startswith(_DENY_PREFIXES):
             return f"{event} {str(args)[:120]}"
         if event in ("exec", "compile"):

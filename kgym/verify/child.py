@@ -20,7 +20,9 @@ The runtime rules (docs/verify.md, "Runtime rules") as they apply here: the disp
 before the candidate is imported and never popped, so every call into candidate code on this thread
 (import, __init__, forward, hooks, finalizers, methods of returned objects) runs under it; the
 harness needs no exemption from the guard after load (it computes nothing); values the candidate hands over are read
-through exact types and `accessors` only; no other thread may start (counted by the OS).
+through exact types and `accessors` only; no other thread may start (counted by the OS); candidate code
+and Triton launches run only inside the harness's calls (`outside.CallWindow`: a profile hook and the
+launch hook refuse them in between, where automatic gc is off).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, construction_budget, forbidden_profiled_ops
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts, working_streams
+from kgym.verify.outside import CallWindow
 from kgym.verify.precision import exact_fp32
 from kgym.verify.provenance import Provenance
 from kgym.verify.shared import open_handle
@@ -148,6 +151,7 @@ class Child:
         self.buffer_storages: list[int] = []  # and of its buffers (roles of a hybrid's library operands)
         self.profiler_config = _profiler_config()
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
+        self.window = CallWindow(self.report)  # candidate code and launches only inside our calls
 
     # --- start-up -------------------------------------------------------------------------
     def warm_up(self) -> float:
@@ -236,6 +240,8 @@ class Child:
                 self.guard.phase != "run" or self.counter.constructing or self.guard.hybrid is not self.hybrid
                 or self.guard.provenance is not self.provenance or self.counter.provenance is not self.provenance):
             found.append("the dispatch guard's or the launch hook's state was changed")
+        if self.window.candidate_globals is not None:
+            found += self.window.intact()
         if self.threads_at_load and os_thread_count() > self.threads_at_load:
             found.append("the candidate started a thread (the OS counts more threads than at load)")
         for f in found:
@@ -264,6 +270,8 @@ class Child:
             self._take_snapshot()
             self.threads_at_load = os_thread_count()
             self.audit = AuditTripwire(path, self.workdir, self.report)
+            self.audit.profile_setters = self.window.setters
+            self.counter.window = self.window
             counter = self.counter
             self.audit.interpreter_rewriting = lambda: counter.rewriting
             self.audit.install()
@@ -278,10 +286,12 @@ class Child:
             self.harness = _harness_state()
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
+        error: BaseException | None = None
         try:
             spec = importlib.util.spec_from_file_location("candidate", path)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate"] = module
+            self.window.arm(module.__dict__)  # inside from here: import, __init__, .to()
             spec.loader.exec_module(module)
             model_cls = module.__dict__.get("ModelNew")
             if model_cls is None:
@@ -297,11 +307,16 @@ class Child:
             self.model_storages = self._parameter_storages(model)
             self.buffer_storages = self._parameter_storages(model, buffers=True)
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
-            return self._error_reply(e, default_gate="compile")
+            error = e
         finally:
             if self.guard is not None:
                 self.guard.phase = "run"
             self.counter.constructing = False
+            if self.window.candidate_globals is not None:
+                self.window.leave()  # before any reply: from here the candidate runs only in forward
+                self.window.collect()
+        if error is not None:
+            return self._error_reply(error, default_gate="compile")
         if self.counter.launches:  # the hook's refusal bypassed (its flag changed): still refused
             self.counter.refusals.append(f"a Triton kernel launched while the candidate was imported or built "
                                          f"({self.counter.launches} launches past the launch hook's refusal)")
@@ -329,6 +344,8 @@ class Child:
                     + ", ".join(dict.fromkeys(self.guard.violations))}
         if self.counter.refusals:
             return {"gate": "isolation", "reason": "launch refused: " + "; ".join(self.counter.refusals[:3])}
+        if self.window.violations:
+            return {"gate": "isolation", "reason": "; ".join(self.window.violations[:3])}
         tamper = self._tampering()
         if tamper:
             return {"gate": "isolation", "reason": "tampering: " + "; ".join(tamper)}
@@ -355,8 +372,12 @@ class Child:
         self.provenance.reset()
         self.provenance.protected = set(self.model_storages)
         self.provenance.protected.update(accessors.storage_ptr(x) for x in inputs if accessors.is_plain_tensor(x))
-        with _no_grad():
-            return self.model(*inputs)
+        self.window.enter()
+        try:
+            with _no_grad():
+                return self.model(*inputs)
+        finally:
+            self.window.leave()
 
     def _check_output(self, out: Any, inputs: list[Any], expect: torch.Tensor) -> tuple[dict, str | None, str]:
         """Type, device, aliasing, shape, dtype and provenance of what forward returned, read through
@@ -406,7 +427,7 @@ class Child:
                 where = "; ".join(f"stream {k}: {', '.join(v[:3])}" for k, v in streams.items())
                 forbidden.append(f"device work on {len(streams)} streams ({where}): every kernel, copy and "
                                  "fill must run on the stream the harness times")
-        return forbidden, library, kernel_counts(names), names
+        return forbidden, library, kernel_counts(names, self.counter.names), names
 
     def forward(self, msg: dict[str, Any]) -> dict[str, Any]:
         inputs = [self._open(x) for x in msg["inputs"]]
@@ -455,7 +476,8 @@ class Child:
             if self.device.type == "cuda":
                 _synchronize(self.device)
         nbytes = accessors.numel(out) * accessors.element_size(out) if accessors.is_plain_tensor(out) else 0
-        del out  # under the guard: a finalizer the candidate hung on it is judged like forward
+        del out  # outside the call: a candidate frame or a launch a finalizer starts here is refused
+        self.window.collect()  # the call's young cycles, after the output was copied: cleanup may run, not launch
         _poison(self.device, nbytes)
         problems = self._violations()
         if problems:
@@ -487,6 +509,9 @@ class Child:
                 if self.device.type == "cuda":
                     _synchronize(self.device)
             del out
+            # Untimed, after the output was read and copied: the call's young cycles (the
+            # candidate's cleanup may run, not launch, and can no longer touch this run's output).
+            self.window.collect()
             send_reply(self.sock, {"op": "ran", "i": i, "problem": problem, "problem_gate": gate,
                                    "nonce": state["nonce"]})
             state["i"] = None

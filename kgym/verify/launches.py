@@ -103,6 +103,8 @@ class LaunchCounter:
         self.constructing = False
         self._interpreter: tuple | None = None  # (InterpretedFunction, FunctionRewriter, its members), at install
         self._triton_dir = ""  # Triton's package directory, at install
+        self.window: Any = None  # an outside.CallWindow: launches only inside the harness's calls
+        self.names: set[str] = set()  # every Triton kernel name launched since load (device counts)
 
     def _refuse(self, why: str) -> None:
         self.refusals.append(why)
@@ -211,6 +213,12 @@ class LaunchCounter:
         name = _kernel_name(fn)
         if name is None:
             self._refuse("a kernel whose name is not a plain str")
+        if self.window is not None and not self.window.inside:
+            # Whoever asked (a finalizer, a gc callback, Triton's own launcher handed to one): work
+            # launched between the harness's calls is neither counted nor timed.
+            self._refuse(f"kernel {name} launched outside the harness's calls (kernels may be launched "
+                         "only from forward)")
+        self.names.add(name)
         grid = kwargs.get("grid")
         try:
             described = (name, "callable" if _callable(grid) else describe(grid), describe(args),
@@ -352,13 +360,24 @@ def working_streams(events: Iterable[Any]) -> dict[str, list[str]]:
     return {k: v for k, v in device_streams(events).items() if not all(n.startswith("Memset") for n in v)}
 
 
-def kernel_counts(names: Iterable[str]) -> dict[str, int]:
-    """How many times each device kernel ran, copy and fill kernels left out."""
+def kernel_counts(names: Iterable[str], triton_names: Iterable[str] = ()) -> dict[str, int]:
+    """How many times each device kernel ran, copy and fill kernels left out. A kernel named like one
+    of the candidate's Triton kernels (`triton_names`, every name launched since load) is counted
+    whatever its name: a Triton kernel called `my_copy_kernel` is not the harness's copy."""
+    wanted = set(triton_names)
     counts: dict[str, int] = {}
     for n in names:
-        if not is_copy_or_fill_kernel(n):
+        if not is_copy_or_fill_kernel(n) or _is_triton_name(n, wanted):
             counts[n] = counts.get(n, 0) + 1
     return counts
+
+
+def _is_triton_name(device_name: str, triton_names: set[str]) -> bool:
+    """A Triton kernel's device name is an identifier (its name, maybe with a suffix); torch's kernels
+    and CUDA's copies are named by signatures and phrases with spaces ("void at::native::...")."""
+    if " " in device_name:
+        return False
+    return device_name in triton_names or any(device_name.startswith(k + "_") for k in triton_names)
 
 
 def confirmed_on_device(kernel_names: Iterable[str], device_names: Iterable[str]) -> int:
