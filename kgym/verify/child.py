@@ -20,7 +20,8 @@ The runtime rules (docs/verify.md, "Runtime rules") as they apply here: the disp
 before the candidate is imported and never popped, so every call into candidate code on this thread
 (import, __init__, forward, hooks, finalizers, methods of returned objects) runs under it; the
 harness needs no exemption from the guard after load (it computes nothing); values the candidate hands over are read
-through exact types and `accessors` only; no other thread may start (counted by the OS).
+through exact types and `accessors` only; no other thread may start (counted by the OS); no mode
+is left on a stack when forward returns (checked before the harness reads its output).
 """
 
 from __future__ import annotations
