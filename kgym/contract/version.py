@@ -46,10 +46,10 @@ from pathlib import Path
 # seedless tasks refused, the one hybrid library call is one of the reference's own calls (op,
 # shapes, alpha/beta, bias, operand roles), candidate code and launches only inside the harness's
 # calls (profile hook, gc and signal handlers between calls; device kernels counted whatever their
-# name), the launch's warmup flag read once as an exact bool, the CPU front-end check on a pristine
-# triton.language.
+# name), no dispatch or torch-function mode left on a stack when forward returns, the launch's
+# warmup flag read once as an exact bool, the CPU front-end check on a pristine triton.language.
 VERIFIER_VERSION = "kgym-verify-10"
-VERIFIER_SOURCE_FINGERPRINT = "f801b80f669f6733"
+VERIFIER_SOURCE_FINGERPRINT = "fc43db75e3dd8498"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -22,7 +22,8 @@ before the candidate is imported and never popped, so every call into candidate 
 harness needs no exemption from the guard after load (it computes nothing); values the candidate hands over are read
 through exact types and `accessors` only; no other thread may start (counted by the OS); candidate code
 and Triton launches run only inside the harness's calls (`outside.CallWindow`: a profile hook and the
-launch hook refuse them in between, where automatic gc is off).
+launch hook refuse them in between, where automatic gc is off); no mode is left on a stack when
+forward returns (checked before the harness reads its output).
 """
 
 from __future__ import annotations
@@ -64,6 +65,8 @@ _profile = torch.profiler.profile
 _sleep = torch.cuda._sleep
 _WARM_CYCLES = 200_000  # ~0.1 ms of GPU spin that brings the clocks up after the lockstep's idle wait
 _Activity = torch.profiler.ProfilerActivity
+# Bound before any candidate code exists: how many torch-function modes are on the stack (a C function).
+_len_function_stack = torch._C._len_torch_function_stack
 
 
 def _make_report() -> Any:
@@ -236,6 +239,8 @@ class Child:
             found.append("the import guard or a tensor tripwire was removed")
         if self.guard is not None and not self.guard.stack_intact():
             found.append("the dispatch guard is no longer the only mode on the stack")
+        if _len_function_stack():
+            found.append("a torch-function mode is on the stack")
         if self.guard is not None and self.model is not None and (
                 self.guard.phase != "run" or self.counter.constructing or self.guard.hybrid is not self.hybrid
                 or self.guard.provenance is not self.provenance or self.counter.provenance is not self.provenance):
@@ -379,6 +384,18 @@ class Child:
         finally:
             self.window.leave()
 
+    def _modes_after_call(self) -> str | None:
+        """Right after a call of forward, before the harness reads anything it returned: the dispatch
+        guard is the only dispatch mode and no torch-function mode is on the stack. A mode left there
+        runs its handler inside the harness's reads of the output (a shape, the copy into the lent
+        buffer), untimed: a forward that launched an empty kernel did its work there (2026-12-06).
+        Checked before the first read, so a handler that pops itself never runs. Two C calls."""
+        if _len_function_stack():
+            return "a torch-function mode was left on the stack after forward() returned"
+        if self.guard is not None and not self.guard.stack_intact():
+            return "a dispatch mode was left on the stack after forward() returned"
+        return None
+
     def _check_output(self, out: Any, inputs: list[Any], expect: torch.Tensor) -> tuple[dict, str | None, str]:
         """Type, device, aliasing, shape, dtype and provenance of what forward returned, read through
         exact types and early-bound accessors only. Returns (meta, problem, gate of the problem)."""
@@ -446,6 +463,9 @@ class Child:
                 out = self._call(inputs)
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
+        mode_left = self._modes_after_call()  # before any read of `out` (its handler would run there)
+        if mode_left is not None:
+            return {"op": "error", "gate": "isolation", "reason": f"tampering: {mode_left}"}
         if self.device.type == "cuda":
             _synchronize(self.device)
         reply["launches"] = self.counter.launches
@@ -500,6 +520,12 @@ class Child:
             if i is None:
                 return
             state["out"] = None
+            mode_left = self._modes_after_call()  # before any read of `out`, as in forward
+            if mode_left is not None:
+                send_reply(self.sock, {"op": "ran", "i": i, "problem": f"tampering: {mode_left}",
+                                       "problem_gate": "isolation", "nonce": state["nonce"]})
+                state["i"] = None
+                return
             if self.device.type == "cuda":
                 _synchronize(self.device)
             signatures.add(self.counter.signature(inputs, out, self.provenance.fresh))
