@@ -151,6 +151,9 @@ class EngineSection:
     max_loras: int = option(2, "adapters resident at once (>= staleness window + 1, >= 2)", ge=2)
     max_num_seqs: int | None = option(None, "vLLM's max_num_seqs; omit: vLLM's default", ge=1)
     enforce_eager: bool = option(False, "no compiled graphs (faster start, slower decode; CPU tests)")
+    batching: str = option("continuous", "continuous: a turn joins the running batch at the next engine iteration "
+                           "(kgym.rollout.continuous); rounds: each engine call takes every turn queued while the "
+                           "last one ran (kgym.rollout.batcher)", choices=("continuous", "rounds"))
     dtype: str = option("auto", "vLLM dtype")
     cpu_kv_cache_gib: float | None = option(None, "CPU build only: KV cache GiB", gt=0)
     seed: int = option(0, "engine seed", ge=0)
@@ -362,7 +365,8 @@ class RLJobConfig:
         return RolloutConfig(engine=engine, sampling=self.sampling.sampling_config(self.episodes.group_size),
                              episode=self.episodes.episode_config(), single_fraction=self.episodes.single_fraction,
                              mix_seed=self.episodes.mix_seed, staleness_window=self.offpolicy.adapter_window,
-                             base_adapter=self.sft_adapter, min_generation_tokens=e.min_generation_tokens)
+                             base_adapter=self.sft_adapter, min_generation_tokens=e.min_generation_tokens,
+                             batching=e.batching)
 
     def learner_config(self) -> Any:
         return self.learner.learner_config(self.model, self.sft_adapter, self.steps, self.sampling.temperature)

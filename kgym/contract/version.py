@@ -48,8 +48,11 @@ from pathlib import Path
 # calls (profile hook, gc and signal handlers between calls; device kernels counted whatever their
 # name), no dispatch or torch-function mode left on a stack when forward returns, the launch's
 # warmup flag read once as an exact bool, the CPU front-end check on a pristine triton.language.
-VERIFIER_VERSION = "kgym-verify-10"
-VERIFIER_SOURCE_FINGERPRINT = "fc43db75e3dd8498"
+# 11: the parent hands its cached CUDA blocks back between cases and before timing when a case's
+# inputs reach 1 GiB (KernelBench's 6.4 GB ReLU crashed honest kernels on an 80 GB H100: the
+# parent's cache held 65 GB and the candidate's 6 GB output found 5.5 GB free).
+VERIFIER_VERSION = "kgym-verify-11"
+VERIFIER_SOURCE_FINGERPRINT = "aa9d228562813806"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

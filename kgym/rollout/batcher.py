@@ -56,6 +56,13 @@ class BatchStats:
     batch_sizes: list[int] = field(default_factory=list)
     splits: int = 0  # failed calls split in halves to isolate a bad request
     refused: int = 0  # requests failed alone (before the call, or isolated by splitting)
+    steps: int = 0  # engine iterations (continuous batching only)
+    running_sum: int = 0  # requests decoded, summed over iterations (continuous batching only)
+
+    @property
+    def mean_running(self) -> float:
+        """Requests per engine iteration: the batch the engine really decoded (continuous batching)."""
+        return self.running_sum / self.steps if self.steps else 0.0
 
     @property
     def tokens_per_second(self) -> float:

@@ -22,7 +22,11 @@ What it fixes and why:
   on CUDA builds only and needs `EngineConfig(sleep_mode=True)`; elsewhere both return a
   `SleepOutcome` with `ok=False` and the reason, and nothing is called. Level 1 (weights offloaded
   to host memory) is the default: level 2 with LoRA has crashed vLLM. Not run here (no CUDA vLLM).
-- Generation is synchronous and not thread-safe: one caller at a time (`batcher.py` is that caller).
+- Two ways to generate, never both on one engine: `generate()` (one blocking call for a batch of
+  prompts; `batcher.py` sends rounds through it) and the request stream `add()` / `step()` (requests
+  join and leave the running batch at every engine iteration, vLLM's continuous batching;
+  `continuous.py` drives it). Every call into vLLM holds the engine's lock, so an adapter load from
+  another thread waits for the iteration in progress instead of racing it.
 - Failures: vLLM refuses a whole call when one of its requests is invalid (it aborts the requests
   it had added and raises, e.g. `VLLMValidationError` for a prompt of `max_model_len` tokens or an
   empty one); that error is raised as it is, and the batcher isolates the request. An error that
@@ -33,7 +37,9 @@ Does not build prompts, parse tool calls or run episodes.
 
 from __future__ import annotations
 
+import itertools
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -149,6 +155,9 @@ class VLLMEngine:
         self.start_seconds = time.perf_counter() - t0
         self._loaded: dict[int, PolicyAdapter] = {}
         self._removed: set[int] = set()
+        self._lock = threading.RLock()  # one call into vLLM at a time (see the module docstring)
+        self._ids = itertools.count()
+        self._streamed: dict[str, PolicyAdapter | None] = {}  # request key -> its adapter, until finished
         self.asleep = False
         self.generated_tokens = 0
         self.generate_seconds = 0.0
@@ -188,7 +197,8 @@ class VLLMEngine:
         request = self._request(adapter)
         if request is None:
             return True
-        ok = bool(self.llm.llm_engine.add_lora(request))
+        with self._lock:
+            ok = bool(self.llm.llm_engine.add_lora(request))
         if ok:
             self._loaded[adapter.lora_id] = adapter
         return ok
@@ -198,14 +208,16 @@ class VLLMEngine:
             return False
         self._removed.add(adapter.lora_id)
         self._loaded.pop(adapter.lora_id, None)
-        return bool(self.llm.llm_engine.remove_lora(adapter.lora_id))
+        with self._lock:
+            return bool(self.llm.llm_engine.remove_lora(adapter.lora_id))
 
     def serves(self, adapter: PolicyAdapter | None) -> bool:
         """False for an adapter whose id this engine removed (a request for it would be refused)."""
         return adapter is None or adapter.lora_id is None or adapter.lora_id not in self._removed
 
     def loaded_ids(self) -> set[int]:
-        return set(self.llm.llm_engine.list_loras())
+        with self._lock:
+            return set(self.llm.llm_engine.list_loras())
 
     # -- generation ----------------------------------------------------------------------------
     def sampling_params(self, s: SamplingConfig, n: int = 1, seed: int | None = None):
@@ -244,9 +256,10 @@ class VLLMEngine:
         for part in parts:
             if part:
                 try:
-                    got = self.llm.generate([{"prompt_token_ids": list(prompts[i])} for i in part],
-                                            [params[i] for i in part], use_tqdm=False,
-                                            lora_request=[requests[i] for i in part])
+                    with self._lock:
+                        got = self.llm.generate([{"prompt_token_ids": list(prompts[i])} for i in part],
+                                                [params[i] for i in part], use_tqdm=False,
+                                                lora_request=[requests[i] for i in part])
                 except Exception as e:
                     if _engine_dead(e):
                         raise EngineUnavailable(f"vLLM's engine core died: {e}") from e
@@ -256,13 +269,78 @@ class VLLMEngine:
         self.generate_seconds += time.perf_counter() - t0
         result = []
         for out, a in zip(outs, ads):
-            version = a.version if a is not None else 0
-            lora_id = a.lora_id if a is not None else None
-            row = [Completion(tuple(o.token_ids), _sampled_logprobs(o), o.text, FinishReason.of(o.finish_reason),
-                              version, lora_id) for o in out.outputs]
+            row = [self._completion(o, a) for o in out.outputs]
             self.generated_tokens += sum(len(c.token_ids) for c in row)
             result.append(row)
         return result
+
+    @staticmethod
+    def _completion(o: Any, adapter: PolicyAdapter | None) -> Completion:
+        return Completion(tuple(o.token_ids), _sampled_logprobs(o), o.text, FinishReason.of(o.finish_reason),
+                          adapter.version if adapter is not None else 0,
+                          adapter.lora_id if adapter is not None else None)
+
+    # -- the request stream (continuous batching) ---------------------------------------------
+    def add(self, prompt_ids: Sequence[int], sampling: SamplingConfig, adapter: PolicyAdapter | None = None,
+            seed: int | None = None) -> str:
+        """Queue one request (one completion) in the running batch; returns its key, which `step()`
+        names when it finishes. Raises the request's own fault (`StaleAdapter`, vLLM's validation
+        error for a prompt it refuses) with nothing queued, and `EngineUnavailable` when asleep or dead."""
+        if self.asleep:
+            raise EngineUnavailable("the engine is asleep: wake() it first")
+        lora = self._request(adapter)
+        params = self.sampling_params(sampling, 1, seed)
+        key = f"kgym-{next(self._ids)}"
+        with self._lock:
+            try:
+                self.llm.llm_engine.add_request(key, {"prompt_token_ids": list(prompt_ids)}, params,
+                                                lora_request=lora)
+            except Exception as e:
+                if _engine_dead(e):
+                    raise EngineUnavailable(f"vLLM's engine core died: {e}") from e
+                raise
+        self._streamed[key] = adapter
+        return key
+
+    def step(self) -> list[tuple[str, Completion]]:
+        """One engine iteration over every queued request; returns the (key, completion) of those that
+        finished in it. Call it only while `streaming` is non-zero: vLLM waits for work otherwise."""
+        if self.asleep:
+            raise EngineUnavailable("the engine is asleep: wake() it first")
+        t0 = time.perf_counter()
+        with self._lock:
+            try:
+                outs = self.llm.llm_engine.step()
+            except Exception as e:
+                if _engine_dead(e):
+                    raise EngineUnavailable(f"vLLM's engine core died: {e}") from e
+                raise
+        self.generate_seconds += time.perf_counter() - t0
+        done = []
+        for out in outs:
+            if not out.finished or out.request_id not in self._streamed:
+                continue
+            c = self._completion(out.outputs[0], self._streamed.pop(out.request_id))
+            self.generated_tokens += len(c.token_ids)
+            done.append((out.request_id, c))
+        return done
+
+    @property
+    def streaming(self) -> int:
+        """Requests added with `add()` that have not finished."""
+        return len(self._streamed)
+
+    def abort_streamed(self) -> list[str]:
+        """Drop every unfinished streamed request (after a failed iteration); returns their keys."""
+        keys = list(self._streamed)
+        self._streamed.clear()
+        if keys:
+            with self._lock:
+                try:
+                    self.llm.llm_engine.abort_request(keys)
+                except Exception:  # noqa: BLE001 - a dead engine has nothing left to abort
+                    pass
+        return keys
 
     # -- colocated mode (CUDA only) ------------------------------------------------------------
     def _no_sleep(self) -> str:
@@ -278,7 +356,8 @@ class VLLMEngine:
         if why:
             return SleepOutcome(False, why)
         t0 = time.perf_counter()
-        self.llm.sleep(level=level)
+        with self._lock:
+            self.llm.sleep(level=level)
         self.asleep = True
         return SleepOutcome(True, f"level {level}", time.perf_counter() - t0)
 
@@ -287,6 +366,7 @@ class VLLMEngine:
         if why:
             return SleepOutcome(False, why)
         t0 = time.perf_counter()
-        self.llm.wake_up()
+        with self._lock:
+            self.llm.wake_up()
         self.asleep = False
         return SleepOutcome(True, "awake", time.perf_counter() - t0)

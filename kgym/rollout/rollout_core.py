@@ -35,11 +35,15 @@ from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.mix import SINGLE_FRACTION, ModeMix
 from kgym.rollout.adapters import AdapterRegistry, PolicyAdapter
 from kgym.rollout.batcher import GenerationBatcher
+from kgym.rollout.continuous import ContinuousBatcher
 from kgym.rollout.context import ContextBudget
 from kgym.rollout.driver import GroupRollout, RolloutDriver
 from kgym.rollout.engine import Completion, EngineConfig, SleepOutcome, VLLMEngine
 from kgym.rollout.sampling import RL_SAMPLING, SamplingConfig
 from kgym.tasks.task import Task
+
+
+BATCHERS = {"continuous": ContinuousBatcher, "rounds": GenerationBatcher}
 
 
 @dataclass(frozen=True)
@@ -53,8 +57,13 @@ class RolloutConfig:
     base_adapter: str | None = None  # an SFT adapter served as policy version 0 (None: the base model)
     # A turn with less room than this under max_model_len ends its episode as truncated (context_limit).
     min_generation_tokens: int = 1024
+    # continuous: turns join the engine's running batch each iteration (continuous.py); rounds: one
+    # blocking engine call per batch of queued turns (batcher.py).
+    batching: str = "continuous"
 
     def __post_init__(self) -> None:
+        if self.batching not in BATCHERS:
+            raise ValueError(f"batching must be one of {sorted(BATCHERS)}, got {self.batching!r}")
         if self.engine.enable_lora and self.engine.max_loras < self.staleness_window + 1:
             raise ValueError(f"max_loras ({self.engine.max_loras}) must hold the window's "
                              f"{self.staleness_window + 1} versions")
@@ -68,7 +77,7 @@ class Rollout:
         self.registry = AdapterRegistry(config.staleness_window, config.base_adapter)
         if config.base_adapter is not None:
             self.engine.load(self.registry.latest)
-        self.batcher = GenerationBatcher(self.engine)
+        self.batcher = BATCHERS[config.batching](self.engine)
         limit = getattr(self.engine, "max_model_len", None)
         context = ContextBudget(limit if isinstance(limit, int) else config.engine.max_model_len,
                                 config.min_generation_tokens)
@@ -118,6 +127,7 @@ class Rollout:
         s = self.batcher.stats
         return {"generated_tokens": s.tokens, "generate_seconds": s.seconds, "tokens_per_second": s.tokens_per_second,
                 "engine_calls": s.calls, "requests": s.requests, "largest_batch": s.largest_batch,
+                "engine_steps": s.steps, "mean_running": s.mean_running,
                 "split_calls": s.splits, "refused_requests": s.refused,
                 "queued": self.batcher.queued, "in_flight_rollouts": self._in_flight,
                 "engine_start_seconds": getattr(self.engine, "start_seconds", None),

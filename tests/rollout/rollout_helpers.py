@@ -41,7 +41,9 @@ def tool_call_text(name: str, **arguments) -> str:
 class ScriptedEngine:
     """`script(prompt_text) -> answer text`; tokens are the tokenizer's, each logprob -1.0. With
     `max_model_len` it refuses a whole call, as vLLM does, when one prompt is empty or of
-    `max_model_len` tokens or more, and stops a completion at its max_tokens (finish `length`)."""
+    `max_model_len` tokens or more, and stops a completion at its max_tokens (finish `length`).
+    Its request stream (`add`/`step`, continuous batching) refuses such a prompt alone at `add`, and
+    finishes every added request at the next `step`."""
 
     def __init__(self, tokenizer, script: Callable[[str], str], max_model_len: int | None = None):
         self.tokenizer = tokenizer
@@ -51,6 +53,8 @@ class ScriptedEngine:
         self.max_tokens: list[int] = []  # each request's max_tokens, in order
         self.loaded: set[int] = set()
         self.removed: set[int] = set()
+        self.streamed: dict[str, tuple] = {}
+        self.steps: list[int] = []  # requests running at each step
 
     def load(self, adapter) -> bool:
         if adapter.lora_id is not None:
@@ -82,6 +86,36 @@ class ScriptedEngine:
             out.append([Completion(ids, (-1.0,) * len(ids), text, finish, a.version if a else 0,
                                    a.lora_id if a else None)])
         return out
+
+    def add(self, prompt, sampling, adapter=None, seed=None) -> str:
+        if self.max_model_len is not None and (not prompt or len(prompt) >= self.max_model_len):
+            raise ValueError("the prompt is empty or longer than the maximum model length")
+        key = f"r{len(self.max_tokens)}-{len(self.streamed)}-{len(self.steps)}"
+        self.max_tokens.append(sampling.max_tokens)
+        self.streamed[key] = (tuple(prompt), sampling, adapter)
+        return key
+
+    @property
+    def streaming(self) -> int:
+        return len(self.streamed)
+
+    def step(self):
+        self.steps.append(len(self.streamed))
+        done, self.streamed = self.streamed, {}
+        return [(key, self._complete(*req)) for key, req in done.items()]
+
+    def abort_streamed(self):
+        keys, self.streamed = list(self.streamed), {}
+        return keys
+
+    def _complete(self, prompt, s, a):
+        text = self.script(self.tokenizer.decode(list(prompt)))
+        ids = tuple(self.tokenizer.encode(text, add_special_tokens=False)) + (self.tokenizer.eos_token_id,)
+        finish = FinishReason.STOP
+        if len(ids) > s.max_tokens:
+            ids, finish = ids[:s.max_tokens], FinishReason.LENGTH
+            text = self.tokenizer.decode(list(ids))
+        return Completion(ids, (-1.0,) * len(ids), text, finish, a.version if a else 0, a.lora_id if a else None)
 
 
 class CannedEvaluator:
