@@ -35,13 +35,12 @@ from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.mix import SINGLE_FRACTION, ModeMix
 from kgym.rollout.adapters import AdapterRegistry, PolicyAdapter
 from kgym.rollout.batcher import GenerationBatcher
-from kgym.rollout.continuous import ContinuousBatcher
 from kgym.rollout.context import ContextBudget
+from kgym.rollout.continuous import ContinuousBatcher
 from kgym.rollout.driver import GroupRollout, RolloutDriver
 from kgym.rollout.engine import Completion, EngineConfig, SleepOutcome, VLLMEngine
 from kgym.rollout.sampling import RL_SAMPLING, SamplingConfig
 from kgym.tasks.task import Task
-
 
 BATCHERS = {"continuous": ContinuousBatcher, "rounds": GenerationBatcher}
 

@@ -145,13 +145,13 @@ def test_an_engine_failure_fails_the_running_requests_and_the_batcher_serves_on(
         engine = CountdownEngine(fail_at=2, fail_with=error)
         batcher = ContinuousBatcher(engine)
 
-        async def run():
+        async def run(batcher):
             got = await asyncio.gather(*[batcher.generate((1,), _s(5), None) for _ in range(3)],
                                        return_exceptions=True)
             after = await batcher.generate((2,), _s(2), None)
             return got, after
 
-        got, after = asyncio.run(run())
+        got, after = asyncio.run(run(batcher))
         batcher.close()
         assert all(g is error for g in got) and len(engine.aborted) == 3
         assert isinstance(after, Completion) and len(after.token_ids) == 2
