@@ -50,9 +50,11 @@ from pathlib import Path
 # warmup flag read once as an exact bool, the CPU front-end check on a pristine triton.language.
 # 11: the parent hands its cached CUDA blocks back between cases and before timing when a case's
 # inputs reach 1 GiB (KernelBench's 6.4 GB ReLU crashed honest kernels on an 80 GB H100: the
-# parent's cache held 65 GB and the candidate's 6 GB output found 5.5 GB free).
+# parent's cache held 65 GB and the candidate's 6 GB output found 5.5 GB free); a timed batch showing
+# work outside the timed stream is discarded and only hidden work in every batch fails isolation
+# (honest multi-op forwards failed on an H100 shared with a colocated RL job).
 VERIFIER_VERSION = "kgym-verify-11"
-VERIFIER_SOURCE_FINGERPRINT = "aa9d228562813806"
+VERIFIER_SOURCE_FINGERPRINT = "967bd7e55193ed79"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

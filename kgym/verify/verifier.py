@@ -507,7 +507,7 @@ class Verifier:
         return draw
 
     def _timing_attempt(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup, held, rng
-                        ) -> timing.Measurement | None:
+                        ) -> timing.Measurement | HiddenWork | None:
         """One timed batch in the child, in lockstep (child.py's `time`): before each run the inputs
         get a fresh draw of a hidden-case kind (`_timed_kinds`); secret runs (CHECKED_RUNS in
         expectation, each on its own coin, warm-up included) are verified against the reference on
@@ -628,10 +628,7 @@ class Verifier:
             raise ChildFailure("crash", "the candidate's process returned a malformed calibration")
         hidden = m.hidden_ms - calib.hidden_ms
         if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
-            v.fail("isolation", "timing tripwire: work outside the timed stream: the host wall clock exceeds the "
-                   "timed stream's span (L2 flush, hold and CUDA events) "
-                   f"by {hidden:.3f} ms per run (side stream or thread?)")
-            return None
+            return HiddenWork(hidden)  # judged over the attempts (`_time_attempts`)
         return m
 
     def _receive(self, proc, nonces, timeout, v) -> dict[str, Any] | None:
@@ -652,14 +649,32 @@ class Verifier:
         device = self.device
         rng = secrets.SystemRandom()
         best: timing.Measurement | None = None
+        hidden: list[float] = []  # ms per run outside the timed stream, of each batch discarded for it
         for _ in range(1 + cfg.max_remeasure):
             m = self._timing_attempt(proc, arena, ref, model, nominal, cfg, v, runs, warmup, held, rng)
             if m is None:
                 return None
+            if isinstance(m, HiddenWork):
+                # Discarded, never used for the figure: another process loading the GPU or the CPUs
+                # (a colocated RL job's vLLM beside an honest multi-op forward, 2026-12-06) shows as
+                # host time the stream did not see, as a side stream does. Work the candidate hides
+                # in every batch fails below; a batch without it is the only one that can count.
+                hidden.append(m.ms)
+                continue
             if best is None or m.spread_ms / m.median_ms < best.spread_ms / best.median_ms:
                 best = m
             if m.stable:
                 break
+        if best is None:
+            v.fail("isolation", "timing tripwire: work outside the timed stream: the host wall clock exceeds the "
+                   "timed stream's span (L2 flush, hold and CUDA events) by "
+                   f"{', '.join(f'{h:.3f}' for h in hidden)} ms per run in each of {len(hidden)} timed batches "
+                   "(side stream or thread?)")
+            return None
+        if hidden:
+            v.notes.append(f"{len(hidden)} timed batch(es) discarded for work outside the timed stream "
+                           f"({', '.join(f'{h:.3f}' for h in hidden)} ms per run: a loaded GPU or CPU?); "
+                           f"a later batch showed none")
         cand = Timing(best.median_ms, best.spread_ms, runs, best.stable, best.clock)
         v.timings["candidate"] = cand
         if not cand.stable:
@@ -856,6 +871,14 @@ def _device_kernels_differ(verified: dict[str, int], timed: Any, forwards: int) 
         if want != got:
             diffs.append(f"{name[:120]}: {got} launches, {want} expected")
     return "; ".join(diffs[:5])
+
+
+@dataclass(frozen=True)
+class HiddenWork:
+    """A timed batch whose host wall clock exceeded the timed stream's span by `ms` per run (beyond
+    the calibration and the floor): work the events did not see, or a loaded machine."""
+
+    ms: float
 
 
 def _timed_kinds(plan: list[tuple[str, Any]], n: int, rng: Any) -> list[Any]:
