@@ -165,9 +165,10 @@ STEP_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = _COMMON + (
     ("verifications", pa.int32(), False, "evaluations submitted by the step's episodes"),
     ("learning_s", pa.float64(), False, "wall seconds of the learner step, as the driver saw it"),
     ("sync_s", pa.float64(), False, "wall seconds of the adapter sync (write + load into the engine)"),
-    ("generate_calls", pa.int32(), True, "engine calls of the step's rollout (rounds of the batcher)"),
-    ("mean_batch", pa.float64(), True, "requests per engine call: low means rounds fragmented (turns ready at "
-     "different times wait for the call in flight)"),
+    ("generate_calls", pa.int32(), True, "engine calls of the step's rollout: rounds of the round batcher, "
+     "admissions (iterations that took in requests) of the continuous one"),
+    ("mean_batch", pa.float64(), True, "requests per engine call or admission: with the round batcher, low means "
+     "rounds fragmented (turns ready at different times wait for the call in flight)"),
     ("sleep_s", pa.float64(), True, "colocated mode: seconds the engine took to sleep before the learner step"),
     ("wake_s", pa.float64(), True, "colocated mode: seconds the learner's memory release and the engine's wake-up "
      "took"),
