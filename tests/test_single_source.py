@@ -26,3 +26,27 @@ def test_every_reader_takes_the_one_list():
     assert jobs.rl_config.FAMILIES is FAMILIES and kgym.tasks.registry.FAMILIES is FAMILIES
     assert kgym.records.plots.KNOWN_FAMILIES[:len(FAMILIES)] == FAMILIES
     assert {op.family for op in kgym.tasks.registry.operations().values()} == set(FAMILIES)
+
+
+# a 95% percentile interval computed in place: the mark of a bootstrap written again
+INTERVAL = re.compile(r"percentile\([^)]*2\.5")
+
+
+def test_the_paired_bootstrap_is_written_once():
+    """KernelBench's comparison and the RL job's held-out comparison use kgym.bootstrap: one
+    implementation and one result type (there were two, with two result types)."""
+    import kgym.bootstrap
+    import kgym.kernelbench.bootstrap
+    import kgym.training.step_rules
+
+    holders = [p.relative_to(ROOT).as_posix() for folder in ("kgym", "jobs", "ray_cluster")
+               for p in (ROOT / folder).rglob("*.py") if INTERVAL.search(p.read_text())]
+    assert holders == ["kgym/bootstrap.py"], holders
+    assert kgym.kernelbench.bootstrap.BootstrapResult is kgym.bootstrap.BootstrapResult
+    assert kgym.training.step_rules.paired_bootstrap is kgym.bootstrap.paired_bootstrap
+    # booleans and their 0/1 shares give the same delta and counts through either path
+    a, b = [True, False, False, True, False], [True, True, False, False, True]
+    as_bool = kgym.bootstrap.paired_bootstrap(a, b, resamples=4000)
+    as_share = kgym.bootstrap.paired_bootstrap([float(x) for x in a], [float(x) for x in b], resamples=4000)
+    assert (as_bool.delta_pp, as_bool.gained, as_bool.lost) == (as_share.delta_pp, as_share.gained, as_share.lost)
+    assert abs(as_bool.ci95_pp[0] - as_share.ci95_pp[0]) <= 20 and abs(as_bool.ci95_pp[1] - as_share.ci95_pp[1]) <= 20

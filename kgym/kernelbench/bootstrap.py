@@ -1,27 +1,21 @@
-"""Paired bootstrap between two result sets on the same problems (figures.json's
-`paired_bootstrap_vs_sft`): delta in percentage points, 95% interval, gained and lost counts.
-
-Each problem gives a pair (a solved?, b solved?); the statistic is the difference of the two rates.
-Resampling problems with replacement only changes how many gained (b only), lost (a only) and
-unchanged pairs are drawn, so a resample is one multinomial draw of those three counts: exactly the
-distribution of index resampling, vectorised, 100,000 resamples in milliseconds for any n. The
-interval is the 2.5th and 97.5th percentiles of the resampled deltas. Covers boolean per-problem
-metrics; `compare` applies it to correct, fast over eager and fast over torch.compile (fast_1).
+"""Paired bootstrap between two KernelBench result sets on the same problems (figures.json's
+`paired_bootstrap_vs_sft`): delta in percentage points, 95% interval, gained and lost counts, per
+boolean metric (correct, fast over eager, fast over torch.compile: fast_1). The statistic is
+`kgym.bootstrap.paired_bootstrap` (one implementation for kgym), here with KernelBench's errors.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
 
-import numpy as np
-
+from kgym import bootstrap as _bootstrap
+from kgym.bootstrap import RESAMPLES, SEED, BootstrapResult
 from kgym.kernelbench.checkout import KernelBenchError
 from kgym.kernelbench.results import ProblemResult
 from kgym.kernelbench.scoring import fast
 
-RESAMPLES = 100_000
-SEED = 42
+__all__ = ["METRICS", "RESAMPLES", "SEED", "BootstrapResult", "compare", "paired_bootstrap"]
+
 # figures.json's metric names -> what counts as solved
 METRICS: dict[str, Callable[[ProblemResult], bool]] = {
     "correct": lambda r: r.correct,
@@ -30,45 +24,14 @@ METRICS: dict[str, Callable[[ProblemResult], bool]] = {
 }
 
 
-@dataclass(frozen=True)
-class BootstrapResult:
-    delta_pp: float
-    ci95_pp: tuple[float, float]
-    gained: int  # solved by b, not by a
-    lost: int  # solved by a, not by b
-    n: int
-    resamples: int
-    seed: int
-
-    def figures(self) -> dict[str, object]:
-        """The keys of figures.json's `paired_bootstrap_vs_sft` entries."""
-        return {"delta_pp": self.delta_pp, "ci95_pp": list(self.ci95_pp), "gained": self.gained, "lost": self.lost}
-
-    def to_dict(self) -> dict[str, object]:
-        d = asdict(self)
-        d["ci95_pp"] = list(self.ci95_pp)
-        return d
-
-
 def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], *, resamples: int = RESAMPLES,
                      seed: int = SEED) -> BootstrapResult:
-    """Delta (b - a) in percentage points with its 95% paired-bootstrap interval."""
-    a_arr, b_arr = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
-    if a_arr.shape != b_arr.shape or a_arr.ndim != 1:
-        raise KernelBenchError(
-            f"paired bootstrap needs two equal-length 1-D sequences, got {a_arr.shape} and {b_arr.shape}")
-    n = int(a_arr.size)
-    if n == 0:
-        raise KernelBenchError("paired bootstrap of zero problems")
-    if resamples < 1:
-        raise KernelBenchError("resamples must be at least 1")
-    gained, lost = int(np.sum(b_arr & ~a_arr)), int(np.sum(a_arr & ~b_arr))
-    rng = np.random.default_rng(seed)
-    draws = rng.multinomial(n, [gained / n, lost / n, (n - gained - lost) / n], size=resamples)
-    deltas = (draws[:, 0] - draws[:, 1]) * (100.0 / n)
-    lo, hi = np.percentile(deltas, [2.5, 97.5])
-    return BootstrapResult(delta_pp=(gained - lost) * 100.0 / n, ci95_pp=(float(lo), float(hi)), gained=gained,
-                           lost=lost, n=n, resamples=resamples, seed=seed)
+    """Delta (b - a) in percentage points with its 95% paired-bootstrap interval, over booleans."""
+    try:
+        return _bootstrap.paired_bootstrap([bool(x) for x in a], [bool(x) for x in b], resamples=resamples,
+                                           seed=seed)
+    except ValueError as e:
+        raise KernelBenchError(str(e)) from e
 
 
 def _index(results: Iterable[ProblemResult], which: str) -> dict[tuple[int, int], ProblemResult]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from kgym.bootstrap import BootstrapResult, paired_bootstrap
 from kgym.contract import Mode
 from kgym.episodes.flatten import FlattenKind, flatten_episode
 from kgym.episodes.group import GroupConfig, GroupResult, score_group
@@ -145,33 +146,7 @@ def eval_score(keys: Sequence[str], solved: Sequence[Sequence[bool]], rewards: I
     return EvalScore(tuple(keys), per_task, per_pass, float(np.mean(r)) if r else 0.0)
 
 
-@dataclass(frozen=True)
-class Comparison:
-    delta_pp: float
-    ci95_pp: tuple[float, float]
-    gained: int  # tasks whose solved share rose
-    lost: int  # tasks whose solved share fell
-    n: int
-
-
-def paired_bootstrap(previous: Sequence[float], current: Sequence[float], *, resamples: int = 10000,
-                     seed: int = 42) -> Comparison:
-    """current - previous on the same tasks, in percentage points, with a 95% interval from resampling
-    tasks with replacement (pairs kept together). Per-task values are shares of samples solved, so
-    with one sample per task this is `kgym.kernelbench.bootstrap.paired_bootstrap`'s statistic."""
-    a, b = np.asarray(previous, dtype=float), np.asarray(current, dtype=float)
-    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
-        raise ValueError(f"paired bootstrap needs two equal-length non-empty sequences, got {a.shape}, {b.shape}")
-    d = b - a
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, d.size, size=(resamples, d.size))
-    means = d[idx].mean(axis=1) * 100.0
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return Comparison(float(d.mean() * 100.0), (float(lo), float(hi)), int((d > 0).sum()), int((d < 0).sum()),
-                      int(d.size))
-
-
-def compare_evals(previous: EvalScore | None, current: EvalScore, resamples: int) -> Comparison | None:
+def compare_evals(previous: EvalScore | None, current: EvalScore, resamples: int) -> BootstrapResult | None:
     """The paired bootstrap against the previous evaluation, on the tasks both scored."""
     if previous is None:
         return None

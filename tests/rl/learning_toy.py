@@ -167,7 +167,7 @@ class Judgement:
 
 
 def effect(control: Sequence[float], arm: Sequence[float], resamples: int = 10_000) -> Effect:
-    from kgym.training.step_rules import paired_bootstrap
+    from kgym.bootstrap import paired_bootstrap
 
     c = paired_bootstrap(list(control), list(arm), resamples=resamples)
     return Effect(c.delta_pp / 100.0, (c.ci95_pp[0] / 100.0, c.ci95_pp[1] / 100.0), c.n)

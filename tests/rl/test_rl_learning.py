@@ -6,7 +6,7 @@ The experiment and the criterion are tests/rl/learning_toy.py's (the task, the a
 sharpened and lr is 1e-3). Per seed three arms run with the same sampling draws: trained on the true
 reward, frozen (never steps), and shuffled (trained on the group's rewards permuted among its answers:
 the same numbers with no link to the answer). Each is scored on the true reward. The criterion is a
-paired bootstrap (kgym.training.step_rules.paired_bootstrap) of arm - frozen over the last LAST steps, pairs
+paired bootstrap (kgym.bootstrap.paired_bootstrap) of arm - frozen over the last LAST steps, pairs
 (seed, step): the 95% interval must lie above 0 pooled and for every seed alone. The trained arm must
 pass it; the shuffled arm must not, and its pooled interval must reach 0 or lie below. No fixed margin.
 
