@@ -38,12 +38,19 @@ from kgym.rollout.sampling import SamplingConfig
 
 
 @dataclass
-class _Request:
+class Request:
+    """One completion asked of the engine, awaited on `future` (in `loop`'s event loop)."""
+
     prompt_ids: tuple[int, ...]
     sampling: SamplingConfig
     adapter: PolicyAdapter | None
     seed: int | None
     future: asyncio.Future
+    loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def lora(self) -> bool:
+        return self.adapter is not None and self.adapter.lora_id is not None
 
 
 @dataclass
@@ -74,7 +81,7 @@ class GenerationBatcher:
         self.engine = engine  # anything with VLLMEngine.generate's signature
         self.max_batch = max_batch
         self.stats = BatchStats()
-        self._queue: list[_Request] = []
+        self._queue: list[Request] = []
         self._wake: asyncio.Event | None = None
         self._worker: asyncio.Task | None = None
 
@@ -88,7 +95,7 @@ class GenerationBatcher:
         if self._worker is None or self._worker.done() or self._wake is None:
             self._wake = asyncio.Event()
             self._worker = loop.create_task(self._run())
-        req = _Request(tuple(prompt_ids), sampling, adapter, seed, loop.create_future())
+        req = Request(tuple(prompt_ids), sampling, adapter, seed, loop.create_future())
         self._queue.append(req)
         self._wake.set()
         return await req.future
@@ -118,12 +125,12 @@ class GenerationBatcher:
             if kept:
                 await self._serve(kept)
 
-    def _refuse(self, r: _Request, e: BaseException) -> None:
+    def _refuse(self, r: Request, e: BaseException) -> None:
         self.stats.refused += 1
         if not r.future.done():
             r.future.set_exception(e)
 
-    async def _serve(self, batch: list[_Request]) -> None:
+    async def _serve(self, batch: list[Request]) -> None:
         """One engine call for `batch`; on failure, its halves retried (see the module docstring)."""
         t0 = time.perf_counter()
         try:

@@ -36,27 +36,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kgym.rollout.adapters import PolicyAdapter
-from kgym.rollout.batcher import BatchStats
+from kgym.rollout.batcher import BatchStats, Request
 from kgym.rollout.engine import Completion, EngineUnavailable, PromptTooLong, StaleAdapter
 from kgym.rollout.sampling import SamplingConfig
-
-
-@dataclass
-class _Request:
-    prompt_ids: tuple[int, ...]
-    sampling: SamplingConfig
-    adapter: PolicyAdapter | None
-    seed: int | None
-    future: asyncio.Future
-    loop: asyncio.AbstractEventLoop
-
-    @property
-    def lora(self) -> bool:
-        return self.adapter is not None and self.adapter.lora_id is not None
 
 
 def _settle(future: asyncio.Future, value: Any, error: BaseException | None) -> None:
@@ -74,8 +59,8 @@ class ContinuousBatcher:
         self.max_running = max_running
         self.idle_poll_s = idle_poll_s
         self.stats = BatchStats()
-        self._pending: deque[_Request] = deque()
-        self._running: dict[str, _Request] = {}
+        self._pending: deque[Request] = deque()
+        self._running: dict[str, Request] = {}
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -90,7 +75,7 @@ class ContinuousBatcher:
     async def generate(self, prompt_ids: Sequence[int], sampling: SamplingConfig, adapter: PolicyAdapter | None,
                        seed: int | None = None) -> Completion:
         loop = asyncio.get_running_loop()
-        req = _Request(tuple(prompt_ids), sampling, adapter, seed, loop.create_future(), loop)
+        req = Request(tuple(prompt_ids), sampling, adapter, seed, loop.create_future(), loop)
         with self._lock:
             if self._closed:
                 raise RuntimeError("the batcher is closed")
@@ -110,13 +95,13 @@ class ContinuousBatcher:
             self._thread.join(timeout=60)
 
     # -- the worker thread -----------------------------------------------------------------------
-    def _answer(self, req: _Request, value: Any = None, error: BaseException | None = None) -> None:
+    def _answer(self, req: Request, value: Any = None, error: BaseException | None = None) -> None:
         try:
             req.loop.call_soon_threadsafe(_settle, req.future, value, error)
         except RuntimeError:  # the caller's loop is closed: nobody waits for this answer
             pass
 
-    def _refuse(self, req: _Request, error: BaseException) -> None:
+    def _refuse(self, req: Request, error: BaseException) -> None:
         self.stats.refused += 1
         self._answer(req, error=error)
 

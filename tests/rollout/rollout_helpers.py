@@ -77,14 +77,7 @@ class ScriptedEngine:
         out = []
         for p, s, a in zip(prompts, samplings, adapters):
             self.max_tokens.append(s.max_tokens)
-            text = self.script(self.tokenizer.decode(list(p)))
-            ids = tuple(self.tokenizer.encode(text, add_special_tokens=False)) + (self.tokenizer.eos_token_id,)
-            finish = FinishReason.STOP
-            if len(ids) > s.max_tokens:
-                ids, finish = ids[:s.max_tokens], FinishReason.LENGTH
-                text = self.tokenizer.decode(list(ids))
-            out.append([Completion(ids, (-1.0,) * len(ids), text, finish, a.version if a else 0,
-                                   a.lora_id if a else None)])
+            out.append([self._complete(p, s, a)])
         return out
 
     def add(self, prompt, sampling, adapter=None, seed=None) -> str:
