@@ -53,8 +53,11 @@ from pathlib import Path
 # parent's cache held 65 GB and the candidate's 6 GB output found 5.5 GB free); a timed batch showing
 # work outside the timed stream is discarded and only hidden work in every batch fails isolation
 # (honest multi-op forwards failed on an H100 shared with a colocated RL job).
-VERIFIER_VERSION = "kgym-verify-11"
-VERIFIER_SOURCE_FINGERPRINT = "967bd7e55193ed79"
+# 13: the Python-data rule (issue 29): the Python data a construction hands torch (tensors from lists
+# or bytes, fill values, RNG initialisers) is bounded by the reference's construction's plus 64
+# values, per tensor and in all, and each forward's by 64 (a table computed in Python passed).
+VERIFIER_VERSION = "kgym-verify-13"
+VERIFIER_SOURCE_FINGERPRINT = "a97b5b04abc7953c"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -52,6 +52,7 @@ from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_nam
 from kgym.verify.outside import CallWindow
 from kgym.verify.precision import exact_fp32
 from kgym.verify.provenance import Provenance
+from kgym.verify.python_data import PythonData
 from kgym.verify.shared import open_handle
 from kgym.verify.wire import recv_command, send_reply
 
@@ -282,8 +283,12 @@ class Child:
             self.audit.install()
             self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
             self.guard.provenance = self.provenance
-            # the arithmetic the reference's construction did: the candidate's may do the same, no more
-            self.guard.construction_ops = construction_budget(msg.get("construction_ops"))
+            self.guard.interpreting = lambda: counter.interpreting
+            # the arithmetic the reference's construction did and the Python data it handed torch: the
+            # candidate's may do the same, no more
+            construction = msg.get("construction") or {}
+            self.guard.construction_ops = construction_budget(construction.get("ops"))
+            self.guard.construction_data = PythonData.from_message(construction.get("python_data"))
             # Pushed for good: from here until the process exits, every op on this thread is judged.
             self.guard.phase = "init"
             self.counter.constructing = True  # no Triton launch until ModelNew is built (launches.py)
@@ -377,12 +382,14 @@ class Child:
         self.provenance.reset()
         self.provenance.protected = set(self.model_storages)
         self.provenance.protected.update(accessors.storage_ptr(x) for x in inputs if accessors.is_plain_tensor(x))
+        self.guard.call_data = PythonData()  # the Python data this forward hands torch (python_data.py)
         self.window.enter()
         try:
             with _no_grad():
                 return self.model(*inputs)
         finally:
             self.window.leave()
+            self.guard.call_data = None
 
     def _modes_after_call(self) -> str | None:
         """Right after a call of forward, before the harness reads anything it returned: the dispatch

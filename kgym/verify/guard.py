@@ -13,7 +13,9 @@ Construction (the candidate's import and `__init__`, never timed) is judged by t
 init phase: allocation, views, copies and RNG initialisation pass, and so does the arithmetic the
 reference's own construction does (`ConstructionRecorder`, run in the trusted parent around
 `Model(*init_inputs)`), op by op with the same result shapes and dtype, at most as often; anything
-else is refused there.
+else is refused there. The Python data a construction hands torch (tensors from lists or bytes, fill
+values) is bounded by the reference's construction's, and each forward's by a small allowance
+(python_data.py).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 
 from kgym.verify import accessors
 from kgym.verify.library import as_allowance, cast_problem, library_kind
+from kgym.verify.python_data import NO_PYTHON_DATA, PythonData, excess, python_elements
 
 # aten ops (overload packets) that move or lay out memory without computing on values.
 ALLOWED_OPS = frozenset({
@@ -90,12 +93,14 @@ def describe_key(key: tuple) -> str:
 
 class ConstructionRecorder(TorchDispatchMode):
     """In the trusted parent, around the reference's `Model(*init_inputs)`: counts the arithmetic its
-    construction does (ops the init guard would refuse), by `construction_key`. The candidate's
-    construction may do the same ops, no more often (ComputeGuard's `construction_ops`)."""
+    construction does (ops the init guard would refuse), by `construction_key`, and the Python data
+    it hands torch (python_data.py). The candidate's construction may do the same ops, no more often
+    (ComputeGuard's `construction_ops`), and hand torch as much Python data (`python_data`)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ops: dict[tuple, int] = {}
+        self.python_data = PythonData()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -104,15 +109,20 @@ class ConstructionRecorder(TorchDispatchMode):
         if not (namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS)):
             key = construction_key(name, out)
             self.ops[key] = self.ops.get(key, 0) + 1
+        if namespace in ("aten", "prim"):
+            self.python_data.add(*python_elements(name, args, out, rng=name in INIT_OPS))
         return out
 
-    def as_message(self) -> list[list]:
-        """JSON for the child's load message: [[name, [[dims], ...], dtype, count], ...]."""
-        return [[k[0], [list(s) for s in k[1]], k[2], n] for k, n in self.ops.items()]
+    def as_message(self) -> dict[str, list]:
+        """JSON for the child's load message: {"ops": [[name, [[dims], ...], dtype, count], ...],
+        "python_data": [largest tensor, total values]}."""
+        return {"ops": [[k[0], [list(s) for s in k[1]], k[2], n] for k, n in self.ops.items()],
+                "python_data": self.python_data.as_message()}
 
 
 def construction_budget(message: Any) -> dict[tuple, int]:
-    """The child's side of `ConstructionRecorder.as_message`, read by exact types (the parent wrote it)."""
+    """The child's side of `ConstructionRecorder.as_message`'s ops, read by exact types (the parent
+    wrote it)."""
     budget: dict[tuple, int] = {}
     for name, shapes, dtype, count in message or []:
         key = (str(name), tuple(tuple(int(d) for d in s) for s in shapes), str(dtype))
@@ -190,6 +200,14 @@ class ComputeGuard(TorchDispatchMode):
         # The arithmetic the reference's construction does, by construction_key, with counts: what
         # the candidate's construction may still do (spent as it goes).
         self.construction_ops: dict[tuple, int] = {}
+        # The Python data the reference's construction handed torch, and the candidate's so far; the
+        # Python data of the forward in progress (None between the harness's calls of forward).
+        self.construction_data = PythonData()
+        self.python_data = PythonData()
+        self.call_data: PythonData | None = None
+        # Is Triton's interpreter running a kernel (the CPU)? It lays each tensor argument over a host
+        # storage with set_, which is no Python data of the candidate's (the child wires the launch hook's)
+        self.interpreting: Callable[[], bool] = lambda: False
         self.refused_at_construction = False  # was the first violation in the init phase (for reasons)
 
     def where(self) -> str:
@@ -219,7 +237,12 @@ class ComputeGuard(TorchDispatchMode):
                 self.record(f"{namespace}::{name} to or from host memory")
                 raise IsolationViolation("kgym guard: copying data to or from the host in forward() is not "
                                          "allowed on a GPU")
-            return self._track(name, args, kwargs, self._no_cast(name, args, kwargs, func(*args, **kwargs)))
+            out = self._track(name, args, kwargs, self._no_cast(name, args, kwargs, func(*args, **kwargs)))
+            if self.call_data is not None and not self.interpreting():
+                n, tensor = python_elements(name, args, out, rng=False)
+                if n:
+                    self._python_data(name, n, tensor, self.call_data, NO_PYTHON_DATA)
+            return out
         if self.hybrid and namespace == "aten" and name in LIBRARY_OPS:
             self.library_calls.append(name)
             if len(self.library_calls) == 1:
@@ -252,7 +275,11 @@ class ComputeGuard(TorchDispatchMode):
         more often); nothing else. Why: construction is never timed nor checked, so work done there
         (a table of the operation over every fp16 value, a weight folded ahead) is free."""
         if namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS):
-            return self._no_cast(name, args, kwargs, func(*args, **kwargs))
+            out = self._no_cast(name, args, kwargs, func(*args, **kwargs))
+            n, tensor = python_elements(name, args, out, rng=name in INIT_OPS)
+            if n:
+                self._python_data(name, n, tensor, self.python_data, self.construction_data)
+            return out
         left = {k[0] for k, n in self.construction_ops.items() if n > 0}
         if namespace in ("aten", "prim") and (name.rstrip("_") or name) in left:
             # run only an op the reference's construction does; its result's shapes decide
@@ -271,6 +298,16 @@ class ComputeGuard(TorchDispatchMode):
         raise IsolationViolation(f"kgym guard: PyTorch compute ({what}) is not allowed in __init__ or at import "
                                  "beyond the arithmetic the reference's own __init__ does (same op, shapes and "
                                  "dtype, as often); do the work in forward() with a Triton kernel")
+
+    def _python_data(self, name: str, n: int, tensor: bool, tally: PythonData, reference: PythonData) -> None:
+        """Tally Python data handed to torch, at construction or in one forward; refuse it beyond
+        `reference`'s (python_data.py). Why: a table computed in Python, where nothing is timed,
+        is the operation's work."""
+        tally.add(n, tensor)
+        why = excess(name, n, tensor, tally, reference, self.phase == "init")
+        if why is not None:
+            self.record(why)
+            raise IsolationViolation(f"kgym guard: {why}")
 
     def _role_of(self, t: Any) -> str:
         """A library call's operand's role (library.py's call rule), from the provenance tracker."""

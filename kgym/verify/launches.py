@@ -98,6 +98,9 @@ class LaunchCounter:
         self.report: Any = None  # report(gate, reason), the parent's append-only channel
         self.frontend_check = FrontendCheck(describe)
         self.rewriting = False  # True only while `pin_interpreted` has Triton rewrite a checked kernel
+        # True only while Triton's interpreter runs a checked kernel (no pre-run hooks, no candidate
+        # Python but the kernel the front end checked): its torch calls are the interpreter's
+        self.interpreting = False
         # True while the candidate is imported and ModelNew built (child.load): no launch then, since
         # construction is neither timed nor checked (a table of the operation, a weight folded ahead)
         self.constructing = False
@@ -136,6 +139,13 @@ class LaunchCounter:
                     if _interpreted:  # the CPU: the interpreter runs any Python a GPU build would reject
                         counter.frontend(self, args, kwargs)
                         counter.pin_interpreted(self)
+                        # its own torch calls (each tensor argument laid over a host storage with set_,
+                        # copied back after) are not the candidate's Python data (python_data.py)
+                        counter.interpreting = True
+                        try:
+                            return _original(self, *args, **kwargs)
+                        finally:
+                            counter.interpreting = False
                 return _original(self, *args, **kwargs)
 
             cls.run = run

@@ -169,7 +169,7 @@ class Verifier:
             source = candidate
         device = self.device
         _, _, mem_gb = self._protocol(cfg)  # the timed runs are set at gate 5, from the inputs' size
-        init_inputs, model, construction_ops = self._build_model(ref, cfg)
+        init_inputs, model, construction = self._build_model(ref, cfg)
         self._require_seeded(ref, cfg)
 
         t = time.perf_counter()
@@ -185,7 +185,7 @@ class Verifier:
                 v.notes.append(f"the candidate's process ran without filesystem confinement ({why}): native code "
                                f"could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
-            self._gates(proc, arena, ref, model, source, init_inputs, construction_ops, cfg, v, mem_gb)
+            self._gates(proc, arena, ref, model, source, init_inputs, construction, cfg, v, mem_gb)
         except ChildFailure as e:
             v.fail(e.kind, e.reason)
         finally:
@@ -205,10 +205,11 @@ class Verifier:
         warmup = cfg.warmup_runs if cfg.warmup_runs is not None else (5 if cuda else 1)
         return runs, warmup, cfg.memory_limit_gb or (32.0 if cuda else 8.0)
 
-    def _build_model(self, ref: Reference, cfg: VerifyConfig) -> tuple[list[Any], torch.nn.Module, list]:
+    def _build_model(self, ref: Reference, cfg: VerifyConfig) -> tuple[list[Any], torch.nn.Module, dict]:
         """The reference's init inputs and model, built as KernelBench does (and the child too): seed,
-        build on the CPU, then move to the device. Also the arithmetic its construction did
-        (`ConstructionRecorder`): the candidate's construction may do the same, and nothing more."""
+        build on the CPU, then move to the device. Also the arithmetic its construction did and the
+        Python data it handed torch (`ConstructionRecorder`): the candidate's construction may do the
+        same, and nothing more."""
         torch.manual_seed(cfg.seed)
         init_inputs = ref.get_init_inputs()
         torch.manual_seed(cfg.seed)
@@ -292,7 +293,7 @@ class Verifier:
         return reply
 
     def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
-               source: str, init_inputs: list[Any], construction_ops: list, cfg: VerifyConfig, v: Verdict,
+               source: str, init_inputs: list[Any], construction: dict, cfg: VerifyConfig, v: Verdict,
                mem_gb: float) -> None:
         device = self.device
         self._last_signature = ""  # launches of the last verified forward; timed runs must match it
@@ -300,7 +301,7 @@ class Verifier:
         # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
         t = time.perf_counter()
         reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
-                                 "construction_ops": construction_ops,
+                                 "construction": construction,
                                  "hybrid": self._library_allowance(ref, model, cfg),
                                  "memory_limit_bytes": int(mem_gb * 2**30), "lent_dir": arena.dir}, cfg.timeout_s, v)
         v.stages_s["load"] = time.perf_counter() - t
