@@ -80,10 +80,11 @@ class EngineConfig:
     max_num_seqs: int | None = None  # vLLM's default when None
     cpu_kv_cache_gib: float | None = None  # CPU build only: VLLM_CPU_KVCACHE_SPACE, when not set already
     # The engine core and its worker in this process (vLLM's in-process client and "uni" executor)
-    # instead of two spawned processes, each importing torch and vLLM again. None: in-process on vLLM's
-    # CPU build (tiny models, tests: a start of ~41 s became ~7 s on 2 loaded cores), vLLM's own
-    # processes on CUDA (the scheduler overlaps the GPU there). One tensor-parallel rank only.
-    in_process: bool | None = None
+    # instead of two spawned processes, each importing torch and vLLM again: a tiny model's start went
+    # from ~41 s to ~7 s on 2 loaded cores. Off by default: vLLM's CPU worker then sets this process's
+    # threads and memory binding (a suite that ran it in process saw later timing tests noisier), and
+    # on CUDA vLLM's own processes let the scheduler overlap the GPU. One tensor-parallel rank only.
+    in_process: bool = False
     extra: dict[str, Any] = field(default_factory=dict)  # further vllm.LLM keyword arguments
 
     def __post_init__(self) -> None:
@@ -154,8 +155,7 @@ class VLLMEngine:
             kwargs["max_num_seqs"] = config.max_num_seqs
         if self.on_cuda:
             kwargs.update(gpu_memory_utilization=config.gpu_memory_utilization, enable_sleep_mode=config.sleep_mode)
-        in_process = config.in_process if config.in_process is not None else not self.on_cuda
-        in_process = in_process and config.tensor_parallel_size == 1
+        in_process = config.in_process and config.tensor_parallel_size == 1
         # vLLM reads it when the engine is built: whether the engine core gets a process of its own.
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
         if in_process:
