@@ -53,8 +53,12 @@ from pathlib import Path
 # parent's cache held 65 GB and the candidate's 6 GB output found 5.5 GB free); a timed batch showing
 # work outside the timed stream is discarded and only hidden work in every batch fails isolation
 # (honest multi-op forwards failed on an H100 shared with a colocated RL job).
-VERIFIER_VERSION = "kgym-verify-11"
-VERIFIER_SOURCE_FINGERPRINT = "967bd7e55193ed79"
+# 12: no forward reads state a previous forward wrote (issue 29): the candidate's kept storages are
+# copied at load and compared after every forward; a written parameter fails (isolation), any other
+# written or new kept storage is poisoned before every later forward, and the state after load is put
+# back before every timed run (the first forward's cached weight-only work read NaN afterwards).
+VERIFIER_VERSION = "kgym-verify-12"
+VERIFIER_SOURCE_FINGERPRINT = "efdf9f3646e7aaca"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
