@@ -5,9 +5,11 @@ by copying (the init guard), nn.Linear's RNG initialisation (the init guard), a 
 conversion of a Triton result (output provenance), an output written through two launches and a
 scratch buffer kept across forwards (provenance, launch roles), plain scalars, a float, a bool
 and a constexpr as launch arguments (exact types), data-movement references (cat, transpose)
-answered by real Triton copy kernels (provenance), and a second kernel launched after one that calls
-Triton's jitted tl.sigmoid (the CPU front-end check). Run with the static policy on, as a model's
-answer would be.
+answered by real Triton copy kernels (provenance), a second kernel launched after one that calls
+Triton's jitted tl.sigmoid (the CPU front-end check), and kept state (no forward reads what an earlier
+one wrote): an output and a workspace kept and overwritten by every forward, constants built as the
+reference builds them and only read, BatchNorm's running statistics updated as the reference's
+training-mode forward updates them. Run with the static policy on, as a model's answer would be.
 """
 
 import sys
@@ -16,8 +18,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "exploits"))
-from construction_sources import GATED_HONEST, GATED_REFERENCE  # noqa: E402
+from construction_sources import GATED_HONEST, GATED_REFERENCE, ROW_KERNELS, SIGMOID_KERNEL  # noqa: E402
 from data_movement_refs import CAT_REFERENCE, TRANSPOSE_REFERENCE  # noqa: E402
+
+from kgym.reward import reward  # noqa: E402
 
 IMPORTS = '''import torch
 import torch.nn as nn
@@ -192,6 +196,143 @@ class ModelNew(nn.Module):
         return out
 '''
 
+# Kept state (kgym/verify/kept_state.py: no forward reads what an earlier one wrote). A workspace
+# buffer and an output tensor kept across forwards, both overwritten by every forward: poisoned
+# before each forward, which does not notice.
+KEPT_OUTPUT_AND_WORKSPACE = ROW_KERNELS + SIGMOID_KERNEL + '''
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(n))
+        self.register_buffer("gate", torch.empty(n))
+        self.out = None
+
+    def forward(self, x):
+        n = self.w.numel()
+        sigmoid_kernel[(1,)](self.w, self.gate, n, BLOCK=triton.next_power_of_2(n))
+        x = x.contiguous()
+        if self.out is None:
+            self.out = torch.empty_like(x)
+        n_cols = x.shape[-1]
+        row_mul_kernel[(x.numel() // n_cols,)](x, self.gate, self.out, x.numel() // n_cols, n_cols, ADD=False,
+                                               BLOCK=triton.next_power_of_2(n_cols))
+        return self.out
+'''
+
+# Constants built at construction exactly as the reference builds them (a registered buffer and a
+# plain attribute, arithmetic the reference's __init__ does) and only read by forward: never written,
+# so never poisoned.
+CONSTANTS_REFERENCE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("scale", torch.linspace(0.5, 1.5, n))
+        self.shift = torch.randn(n) * 0.1
+
+    def forward(self, x):
+        return x * self.scale + self.shift
+
+
+def get_inputs():
+    return [torch.randn(37, 61)]
+
+
+def get_init_inputs():
+    return [61]
+'''
+
+CONSTANTS_READ = IMPORTS + '''
+
+@triton.jit
+def affine_rows(x_ptr, s_ptr, b_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    s = tl.load(s_ptr + cols, mask=mask, other=0.0)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * n_cols + cols, x * s + b, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.register_buffer("scale", torch.linspace(0.5, 1.5, n))
+        self.shift = torch.randn(n) * 0.1
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n_cols = x.shape[-1]
+        affine_rows[(x.numel() // n_cols,)](x, self.scale, self.shift, out, n_cols,
+                                            BLOCK=triton.next_power_of_2(n_cols))
+        return out
+'''
+
+# The reference's forward updates buffers of its own: nn.BatchNorm1d in training mode (the verifier
+# never calls eval(): models run in training mode) normalises with the batch's statistics and updates
+# its running mean and variance. The candidate mirrors it, running statistics included: buffers a
+# forward writes are scratch (poisoned, NaN, before the next), never refused, and the output never
+# reads them.
+BATCHNORM_REFERENCE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(n)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+def get_inputs():
+    return [torch.randn(37, 61)]
+
+
+def get_init_inputs():
+    return [61]
+'''
+
+BATCHNORM_TRAINING = IMPORTS + '''
+
+@triton.jit
+def batchnorm_train(x_ptr, w_ptr, b_ptr, mean_ptr, var_ptr, out_ptr, n_rows, n_cols, eps, momentum,
+                    BLOCK: tl.constexpr):
+    # one program per channel (column): 2 reads of the column's n_rows values, 1 write
+    c = tl.program_id(0)
+    rows = tl.arange(0, BLOCK)
+    mask = rows < n_rows
+    x = tl.load(x_ptr + rows * n_cols + c, mask=mask, other=0.0)
+    mean = tl.sum(x, axis=0) / n_rows
+    diff = tl.where(mask, x - mean, 0.0)
+    var = tl.sum(diff * diff, axis=0) / n_rows
+    y = diff / tl.sqrt(var + eps) * tl.load(w_ptr + c) + tl.load(b_ptr + c)
+    tl.store(out_ptr + rows * n_cols + c, y, mask=mask)
+    # as the reference's training-mode forward: running statistics, the variance unbiased
+    tl.store(mean_ptr + c, (1.0 - momentum) * tl.load(mean_ptr + c) + momentum * mean)
+    tl.store(var_ptr + c, (1.0 - momentum) * tl.load(var_ptr + c) + momentum * var * n_rows / (n_rows - 1))
+
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.bn = nn.BatchNorm1d(n)
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n_rows, n_cols = x.shape
+        bn = self.bn
+        batchnorm_train[(n_cols,)](x, bn.weight, bn.bias, bn.running_mean, bn.running_var, out, n_rows, n_cols,
+                                   bn.eps, bn.momentum, BLOCK=triton.next_power_of_2(n_rows))
+        return out
+'''
+
 RELU_REFERENCE = None  # the session's relu fixture
 
 HONEST = {
@@ -204,6 +345,10 @@ HONEST = {
     # two kernels, the first calling Triton's jitted tl.sigmoid: the interpreter left triton.language
     # patched after it, and the second kernel's front-end check failed (frontend.py, `_swapped`)
     "second_kernel_after_tl_sigmoid": (GATED_REFERENCE, GATED_HONEST),
+    # kept state: scratch overwritten by every forward, constants only read, a mirrored BatchNorm
+    "kept_output_and_workspace_overwritten": (GATED_REFERENCE, KEPT_OUTPUT_AND_WORKSPACE),
+    "constant_buffer_and_attribute_read": (CONSTANTS_REFERENCE, CONSTANTS_READ),
+    "batchnorm_running_stats_as_the_reference": (BATCHNORM_REFERENCE, BATCHNORM_TRAINING),
 }
 
 
@@ -214,3 +359,4 @@ def test_honest_kernel_near_a_rule_passes(verifier, relu_reference, kind):
     assert v.error is None, v.error
     assert v.passed is True, (kind, v.gate, v.reason)
     assert v.cases_passed == len(v.cases) == 6
+    assert reward(v) == 0.5  # the correctness share; the CPU earns no speed credit

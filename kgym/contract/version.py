@@ -56,8 +56,13 @@ from pathlib import Path
 # 13: the Python-data rule (issue 29): the Python data a construction hands torch (tensors from lists
 # or bytes, fill values, RNG initialisers) is bounded by the reference's construction's plus 64
 # values, per tensor and in all, and each forward's by 64 (a table computed in Python passed).
-VERIFIER_VERSION = "kgym-verify-13"
-VERIFIER_SOURCE_FINGERPRINT = "a97b5b04abc7953c"
+# 12 was never released (the branch that became 14 was written beside 13).
+# 14: no forward reads state a previous forward wrote (issue 29): the candidate's kept storages are
+# copied at load and compared after every forward; a written parameter fails (isolation), any other
+# written or new kept storage is poisoned before every later forward, and the state after load is put
+# back before every timed run (the first forward's cached weight-only work read NaN afterwards).
+VERIFIER_VERSION = "kgym-verify-14"
+VERIFIER_SOURCE_FINGERPRINT = "1fc970329865addd"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -18,12 +18,16 @@ only rejections and measured values are read from it; correctness is decided in 
 
 The runtime rules (docs/verify.md, "Runtime rules") as they apply here: the dispatch guard is pushed
 before the candidate is imported and never popped, so every call into candidate code on this thread
-(import, __init__, forward, hooks, finalizers, methods of returned objects) runs under it; the
-harness needs no exemption from the guard after load (it computes nothing); values the candidate hands over are read
+(import, __init__, forward, hooks, finalizers, methods of returned objects) runs under it; after
+load the harness computes nothing but the kept-state check's byte comparison, made between its calls
+in the guard's "harness" phase (`guard.HARNESS_OPS`); values the candidate hands over are read
 through exact types and `accessors` only; no other thread may start (counted by the OS); candidate code
 and Triton launches run only inside the harness's calls (`outside.CallWindow`: a profile hook and the
 launch hook refuse them in between, where automatic gc is off); no mode is left on a stack when
-forward returns (checked before the harness reads its output).
+forward returns (checked before the harness reads its output); no forward reads state an earlier one
+wrote (`kept_state.KeptState`: the candidate's kept storages copied at load, compared after every
+verified forward and timed batch, written ones poisoned before every forward, the state after load
+put back before every timed run; a written parameter fails).
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from kgym.verify.audit import AuditTripwire
 from kgym.verify.confine import applies, confine, gpu_device_files
 from kgym.verify.frontend import FrontendCheck
 from kgym.verify.guard import ComputeGuard, IsolationViolation, construction_budget, forbidden_profiled_ops
+from kgym.verify.kept_state import KeptState, lent_keys
 from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts, working_streams
 from kgym.verify.outside import CallWindow
 from kgym.verify.precision import exact_fp32
@@ -147,6 +152,7 @@ class Child:
         self.provenance = Provenance()
         self.audit: AuditTripwire | None = None
         self.guard: ComputeGuard | None = None
+        self.kept: KeptState | None = None  # the candidate's kept storages (kept_state.py), from load
         self.snapshot: dict[str, Any] = {}
         self.threads_at_load = 0
         self.report = _make_report()
@@ -248,6 +254,9 @@ class Child:
             found.append("the dispatch guard's or the launch hook's state was changed")
         if self.window.candidate_globals is not None:
             found += self.window.intact()
+        if self.guard is not None and self.model is not None and (
+                type(self.kept) is not KeptState or self.kept.guard is not self.guard):
+            found.append("the harness's record of the kept state was replaced")
         if self.threads_at_load and os_thread_count() > self.threads_at_load:
             found.append("the candidate started a thread (the OS counts more threads than at load)")
         for f in found:
@@ -289,6 +298,7 @@ class Child:
             construction = msg.get("construction") or {}
             self.guard.construction_ops = construction_budget(construction.get("ops"))
             self.guard.construction_data = PythonData.from_message(construction.get("python_data"))
+            self.kept = KeptState(self.guard)
             # Pushed for good: from here until the process exits, every op on this thread is judged.
             self.guard.phase = "init"
             self.counter.constructing = True  # no Triton launch until ModelNew is built (launches.py)
@@ -333,7 +343,14 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
-        return {"op": "loaded"}
+        # The state after load: what every later forward must find as it was, or poisoned (kept_state.py).
+        problem = self.kept.capture(self.model, self.window.candidate_globals)
+        if problem is not None:
+            return {"op": "error", "gate": "isolation", "reason": problem}
+        problems = self._violations()
+        if problems:
+            return {"op": "error", **problems}
+        return {"op": "loaded", "state_s": self.kept.seconds}
 
     def _parameter_storages(self, model: torch.nn.Module, buffers: bool = False) -> list[int]:
         """Storages of the parameters, or of the buffers (candidate code may run here: it is under the
@@ -456,6 +473,12 @@ class Child:
     def forward(self, msg: dict[str, Any]) -> dict[str, Any]:
         inputs = [self._open(x) for x in msg["inputs"]]
         expect = self._open(msg["output"])
+        lent = lent_keys([*inputs, expect])
+        state_s = self.kept.seconds
+        # Untimed, unprofiled, outside the call: what an earlier forward wrote is poisoned (kept_state.py).
+        problem = self.kept.prepare(lent, restore=False)
+        if problem is not None:
+            return {"op": "error", "gate": "isolation", "reason": problem}
         self.counter.reset()
         reply: dict[str, Any] = {"op": "forward_done"}
         prof = None
@@ -509,6 +532,12 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
+        # What this forward wrote of the kept state: a parameter fails, anything else is scratch from now on.
+        problem, scratch = self.kept.after_forward(lent)
+        if problem is not None:
+            return {"op": "error", "gate": "isolation", "reason": problem}
+        reply["scratch"] = scratch[:8]
+        reply["state_s"] = self.kept.seconds - state_s
         return reply
 
     def time(self, msg: dict[str, Any]) -> dict[str, Any]:
@@ -516,6 +545,8 @@ class Child:
         is guarded and profiled; what differs between runs is only the draw of the inputs."""
         inputs = [self._open(x) for x in msg["inputs"]]
         check = self._open(msg["check"])
+        lent = lent_keys([*inputs, check])
+        state_s = self.kept.seconds
         runs, warmup = int(msg["runs"]), int(msg["warmup"])
         state: dict[str, Any] = {"i": None, "out": None, "nonce": None}
         signatures: set[str] = set()
@@ -555,6 +586,12 @@ class Child:
             if cmd.get("op") != "run" or cmd.get("i") != i:
                 raise RuntimeError(f"timing protocol: expected run {i}, got {str(cmd)[:200]}")
             state.update(i=i, nonce=cmd.get("nonce"))
+            # Untimed (before the run's clock starts; on a GPU before its synchronize): scratch poisoned,
+            # the state after load put back, so nothing a run wrote reaches the next (kept_state.py).
+            problem = self.kept.prepare(lent, restore=True)
+            if problem is not None:
+                self.report("isolation", problem)
+                raise IsolationViolation(f"kgym: {problem}")
             if cuda:
                 # The GPU idled while the parent drew and checked; a timed run straight after would
                 # pay the wake-up in wall time the events never see (0.11-0.22 ms a run on an H200,
@@ -619,8 +656,12 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
+        problem, _ = self.kept.after_forward(lent)  # outside the profiled span: the comparison
+        if problem is not None:
+            return {"op": "error", "gate": "isolation", "reason": f"in the timed runs: {problem}"}
         reply = {"op": "timed", "times_ms": times, "wall_ms": walls, "clock": clock,
-                 "span_ms": spans, "calib_times_ms": calib_times, "calib_wall_ms": calib_walls,
+                 "state_s": self.kept.seconds - state_s, "span_ms": spans, "calib_times_ms": calib_times,
+                 "calib_wall_ms": calib_walls,
                  "calib_span_ms": calib_spans,
                  "signatures": sorted(signatures), "forwards": runs + warmup, "profile_s": profile_s}
         if self.device.type == "cuda":
@@ -739,6 +780,7 @@ def _critical_objects() -> dict[str, Any]:
         "FrontendCheck": FrontendCheck,
         "Provenance": Provenance,
         "Child": Child,
+        "KeptState": KeptState,
         **{f"accessors.{k}": v for k, v in vars(accessors).items() if not k.startswith("__")},
     }
 

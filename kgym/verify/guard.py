@@ -9,6 +9,10 @@ Two independent layers, both tripwires (they can only reject):
   mode (the study's v8 hole) does not hide an op from it.
 `stack_intact` says whether the guard is still where it was put on the mode stack.
 
+Between its calls the harness reads, snapshots, poisons and restores the candidate's kept storages
+(`kept_state.py`) in the guard's "harness" phase: those few ops (`HARNESS_OPS`), untracked by the
+provenance rule, nothing else.
+
 Construction (the candidate's import and `__init__`, never timed) is judged by the same guard in its
 init phase: allocation, views, copies and RNG initialisation pass, and so does the arithmetic the
 reference's own construction does (`ConstructionRecorder`, run in the trusted parent around
@@ -58,6 +62,13 @@ HOST_COPY_OPS = frozenset({"copy_", "_to_copy", "to", "_copy_from", "_copy_from_
 LIBRARY_OPS = frozenset({"mm", "addmm", "bmm", "baddbmm", "convolution", "_convolution",
                          "cudnn_convolution", "mkldnn_convolution", "convolution_overrideable"})
 
+
+# What the harness itself does to the candidate's kept storages between its calls (`kept_state.py`:
+# byte views, snapshots, the comparison, poison and restore), the only ops of the guard's "harness"
+# phase. The phase is entered only outside the calls, where no candidate code runs (outside.py), and
+# never around a profiled span: `equal` is not in ALLOWED_OPS, so the profiler would refuse it in a
+# forward, as it refuses it from a candidate that switched the phase on.
+HARNESS_OPS = frozenset({"empty", "set_", "clone", "equal", "fill_", "copy_"})
 
 # RNG initialisation of parameters, allowed while the candidate is imported and built (not in forward).
 INIT_OPS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponential_", "geometric_",
@@ -194,7 +205,9 @@ class ComputeGuard(TorchDispatchMode):
         self.violations: list[str] = []
         self.library_calls: list[str] = []
         # "init" while the candidate is imported and built (RNG initialisation allowed too), "run"
-        # from then until the process exits: the guard stays on the mode stack for good.
+        # from then until the process exits: the guard stays on the mode stack for good; "harness"
+        # only while the harness checks the candidate's kept storages between its calls (HARNESS_OPS,
+        # untracked).
         self.phase = "run"
         self.provenance: Any = None  # a provenance.Provenance, told what each op wrote
         # The arithmetic the reference's construction does, by construction_key, with counts: what
@@ -232,6 +245,11 @@ class ComputeGuard(TorchDispatchMode):
             raise IsolationViolation("kgym guard: tensor subclasses are not allowed in the candidate's process")
         if self.phase == "init":
             return self._init_op(func, namespace, name, args, kwargs)
+        if self.phase == "harness":
+            if namespace == "aten" and name in HARNESS_OPS:
+                return func(*args, **kwargs)
+            self.record(f"{namespace}::{name} while the harness checked the kept state")
+            raise IsolationViolation(f"kgym guard: {namespace}::{name} is not an op of the harness's state check")
         if namespace in ("aten", "prim") and name in ALLOWED_OPS:
             if self.device_type == "cuda" and name in HOST_COPY_OPS and _touches_host(args, kwargs):
                 self.record(f"{namespace}::{name} to or from host memory")

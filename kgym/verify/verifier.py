@@ -39,6 +39,7 @@ from kgym.verify.baselines import (
     measure_model,
     usable,
 )
+from kgym.verify.bitwise import same as _same
 from kgym.verify.guard import ConstructionRecorder
 from kgym.verify.launches import confirmed_on_device
 from kgym.verify.library import record_library_calls
@@ -313,6 +314,7 @@ class Verifier:
         if reply.get("op") != "loaded":
             v.fail(_gate(reply, "compile"), str(reply.get("reason", reply))[:8000])
             return
+        _add_stage(v, "kept_state", _float(reply, "state_s"))
 
         # Gates 2-4 on the hidden cases; the first forward compiles the kernels.
         t = time.perf_counter()
@@ -431,6 +433,14 @@ class Verifier:
             return None
         launches = _int(reply, "launches")
         v.launches = v.launches or launches
+        _add_stage(v, "kept_state", _float(reply, "state_s"))
+        scratch = _strs(reply, "scratch")
+        if scratch:
+            note = (f"forward() wrote kept state ({', '.join(s[:80] for s in scratch[:8])}): from then on it is "
+                    "poisoned (NaN) before every forward, since no forward may read what an earlier one wrote "
+                    "(recompute it in every forward, or build it in __init__ as the reference does)")
+            if note not in v.notes:
+                v.notes.append(note)
         v.library_calls = max(v.library_calls, _int(reply, "library_calls"))
         self._last_signature = _str(reply, "signature")
         # the last verified forward's device kernels, if it was profiled (the first may be autotuning)
@@ -597,6 +607,7 @@ class Verifier:
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
         _add_stage(v, "timing_profile", _float(reply, "profile_s"))
+        _add_stage(v, "kept_state", _float(reply, "state_s"))
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
             v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or arguments: shapes, "
@@ -939,34 +950,6 @@ def _poison_buffer(buf: torch.Tensor) -> None:
         buf.fill_(True)
     else:
         buf.fill_(torch.iinfo(buf.dtype).max)
-
-
-_BITS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Is the lent tensor `a` exactly the pristine `b`? Bitwise: the same bits at every position, or NaN
-    in both (a NaN's payload may differ). Values compared (`nan_to_num` first, the first version) hid NaN
-    written over zeros, -0.0 over 0.0 and Inf over the largest float. Fast path: one `torch.equal` on
-    integer views; the NaN-aware pass runs only when some bits differ (chunked: bounded memory)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.is_complex():
-        a, b = torch.view_as_real(a), torch.view_as_real(b)
-    if not a.is_floating_point():
-        return bool(torch.equal(a, b))
-    bits = _BITS[a.element_size()]
-    a_bits, b_bits = a.view(bits), b.view(bits)
-    if torch.equal(a_bits, b_bits):
-        return True
-    a_all, b_all = a.reshape(-1), b.reshape(-1)
-    ab_all, bb_all = a_bits.reshape(-1), b_bits.reshape(-1)
-    for i in range(0, a_all.numel(), cases_mod.CHUNK):
-        j = slice(i, i + cases_mod.CHUNK)
-        differ = ab_all[j] != bb_all[j]
-        if bool((differ & ~(torch.isnan(a_all[j]) & torch.isnan(b_all[j]))).any()):
-            return False
-    return True
 
 
 def verify(reference: str, candidate: str, config: VerifyConfig = VerifyConfig(), *,
