@@ -233,7 +233,9 @@ class Model(nn.Module):
         self.shift = torch.randn(n) * 0.1
 
     def forward(self, x):
-        return x * self.scale + self.shift
+        # a plain attribute is no buffer: `.to(device)` leaves it where it was made (KernelBench's harness
+        # does the same), so it is moved here, on both sides
+        return x * self.scale + self.shift.to(x.device)
 
 
 def get_inputs():
@@ -267,7 +269,7 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         out = torch.empty_like(x)
         n_cols = x.shape[-1]
-        affine_rows[(x.numel() // n_cols,)](x, self.scale, self.shift, out, n_cols,
+        affine_rows[(x.numel() // n_cols,)](x, self.scale, self.shift.to(x.device), out, n_cols,
                                             BLOCK=triton.next_power_of_2(n_cols))
         return out
 '''
