@@ -72,6 +72,7 @@ from typing import Any
 from jobs.cli import job_main, parser, toml_string
 from jobs.config import ConfigError
 from jobs.rl_config import RLJobConfig
+from kgym.farm_config import PoolConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table
 from kgym.training import step_rules as rl_steps
 
@@ -130,7 +131,7 @@ class RLController:
             if cfg.metrics.rl_targets_file:
                 write_targets_file(cfg.metrics.rl_targets_file, [endpoint], {"job": "kgym-rl"})
             self.log(f"jobs.rl: RL metrics on http://{endpoint}/metrics")
-        self.curriculum = cfg.curriculum.curriculum_config()
+        self.curriculum = cfg.curriculum
         self.task_actor = None
         self._new_task_actor()
         self.families = self._get(self.task_actor.families.remote(), "the task actor's families")
@@ -436,7 +437,7 @@ class RLController:
         eval_s = time.perf_counter() - t3
 
         # 8. rows
-        baseline = cfg.episodes.baseline
+        baseline = cfg.episodes.reward.baseline.value
         train_rows = rl_steps.episode_rows(groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
                                            kind=RowKind.TRAIN, learner_version=version_before, baseline=baseline,
                                            batch=batch)
@@ -506,7 +507,7 @@ class RLController:
         cmp = rl_steps.compare_evals(self.prev_eval, current, cfg.eval.resamples)
         rows = rl_steps.episode_rows(groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
                                      kind=RowKind.EVAL, learner_version=self.version,
-                                     baseline=cfg.episodes.baseline)
+                                     baseline=cfg.episodes.reward.baseline.value)
         for r in rows:
             r["trained"] = False
         row = {"run_id": cfg.records.run_id, "attempt": self.attempt, "step": s, "policy_version": self.version,
@@ -573,14 +574,10 @@ class RLController:
 def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
     from jobs.context import farm_job
 
-    verify = dict(config.verify)
-    if config.baselines_off_path and config.episodes.baseline == "eager":
-        # The reward never reads the torch.compile figure: no verdict waits for it; the workers
-        # measure it when idle and it joins the records (RUN/_baselines/) for the compile analysis.
-        verify.setdefault("defer_compile", True)
+    verify = config.farm_verify()  # with the eager reward and baselines_off_path, compile is deferred
     planned: list[Any] = []
 
-    def farm_section(gpu: bool) -> Any:
+    def farm_section(gpu: bool) -> PoolConfig:
         """The placement, planned once Ray is up and before any actor starts; the farm takes its share."""
         import ray
 

@@ -8,7 +8,7 @@
 One stage per file (rows, normalise, cap, decontam, classify, verification, labels, replay, length,
 messages, dataset, report, plot), wired in `pipeline.py`; `names.py` holds the stage and drop names,
 `config.py` the funnel's typed config. The farm backend and the job's TOML config live with the job
-(`jobs/curate.py`, on the shared `jobs.config`): this package never imports Ray.
+(`jobs/curate.py`, loaded by `kgym.settings`): this package never imports Ray.
 """
 
 from kgym.curation.config import CurateConfig
