@@ -72,6 +72,7 @@ from typing import Any
 from jobs.cli import job_main, parser, toml_string
 from jobs.config import ConfigError
 from jobs.rl_config import RLJobConfig
+from kgym.contract.rl_step import StepRow
 from kgym.farm_config import PoolConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table
 from kgym.training import step_rules as rl_steps
@@ -442,27 +443,28 @@ class RLController:
                                            kind=RowKind.TRAIN, learner_version=version_before, baseline=baseline,
                                            batch=batch)
         nver, verify_busy = rl_steps.verification_work(groups)
-        stats = {
-            "run_id": cfg.records.run_id, "attempt": self.attempt, "step": s,
-            "status": str(metrics.status) if metrics is not None else "no_batch",
-            "version_before": version_before, "version_after": self.version, "learner_step": self.learner_step,
-            "tasks": len(tasks), "groups": len(groups), "groups_resampled": sum(g.resampled for g in groups),
-            "groups_all_equal_kept": sum(g.all_equal and not g.resampled for g in groups),
-            "episodes": sum(len(g.rollout.episodes) for g in groups),
-            "episodes_error": sum(1 for r in train_rows if r["error"]),
-            "samples_trained": len(batch.samples), "dropped_stale": batch.dropped_stale,
-            "staleness_max": batch.staleness_max, **rl_steps.rates(train_rows), "floor_full": floor,
-            "train_tokens": int(metrics.tokens) if metrics else 0, "generated_tokens": int(tok1 - tok0),
-            "generation_tokens_per_s": (tok1 - tok0) / generation_s if generation_s > 0 else None,
-            "rollout_s": rollout_s, "generation_s": min(generation_s, rollout_s),
-            "verification_s": max(0.0, rollout_s - generation_s), "verify_busy_s": verify_busy,
-            "verifications": nver, "learning_s": learning_s, "sync_s": sync_s, "eval_s": eval_s,
-            "sleep_s": sleep_s, "wake_s": wake_s, "generate_calls": calls1 - calls0,
-            "mean_batch": (req1 - req0) / (calls1 - calls0) if calls1 > calls0 else None,
-        }
-        for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift", "sampler_kl",
-                     "is_truncated_fraction"):
-            stats[name] = rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
+        learned = {name: rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
+                   for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift",
+                                "sampler_kl", "is_truncated_fraction")}
+        # the step's row; its checkpoint columns are filled in after the checkpoint (9.)
+        stats = StepRow(
+            run_id=cfg.records.run_id, attempt=self.attempt, step=s,
+            status=str(metrics.status) if metrics is not None else "no_batch",
+            version_before=version_before, version_after=self.version, learner_step=self.learner_step,
+            tasks=len(tasks), groups=len(groups), groups_resampled=sum(g.resampled for g in groups),
+            groups_all_equal_kept=sum(g.all_equal and not g.resampled for g in groups),
+            episodes=sum(len(g.rollout.episodes) for g in groups),
+            episodes_error=sum(1 for r in train_rows if r["error"]),
+            samples_trained=len(batch.samples), dropped_stale=batch.dropped_stale,
+            staleness_max=batch.staleness_max, **rl_steps.rates(train_rows), floor_full=floor, **learned,
+            train_tokens=int(metrics.tokens) if metrics else 0, generated_tokens=int(tok1 - tok0),
+            generation_tokens_per_s=(tok1 - tok0) / generation_s if generation_s > 0 else None,
+            rollout_s=rollout_s, generation_s=min(generation_s, rollout_s),
+            verification_s=max(0.0, rollout_s - generation_s), verify_busy_s=verify_busy,
+            verifications=nver, learning_s=learning_s, sync_s=sync_s, eval_s=eval_s,
+            sleep_s=sleep_s, wake_s=wake_s, generate_calls=calls1 - calls0,
+            mean_batch=(req1 - req0) / (calls1 - calls0) if calls1 > calls0 else None,
+            checkpoint_s=0.0, step_s=0.0)
         self.records.write(Table.ROLLOUTS, train_rows + eval_rows)
         if eval_row is not None:
             self.records.write(Table.EVALS, [eval_row])
@@ -472,20 +474,20 @@ class RLController:
         self.step = s
         checkpoint = None
         if s % cfg.checkpoint.every == 0 or s == cfg.steps:
-            checkpoint = str(self._checkpoint(s, stats))
-        stats["checkpoint_s"] = time.perf_counter() - t4
-        stats["checkpoint"] = checkpoint
-        stats["step_s"] = time.perf_counter() - t_step
-        self.records.write(Table.STEPS, [stats])
+            checkpoint = str(self._checkpoint(s))
+        checkpoint_s = time.perf_counter() - t4
+        stats = dataclasses.replace(stats, checkpoint_s=checkpoint_s, checkpoint=checkpoint,
+                                    step_s=time.perf_counter() - t_step)
+        self.records.write(Table.STEPS, [stats.to_row()])
         self.records_commit(self._commit_info(s, checkpoint))
         self.metrics.observe_step(stats, train_rows)
         if eval_row is not None:
             self.metrics.observe_eval(eval_row)
-        self.log(f"jobs.rl: step {s}/{cfg.steps} {stats['status']} v{version_before}->v{self.version} "
-                 f"groups {len(groups)} (resampled {stats['groups_resampled']}) samples {len(batch.samples)} "
-                 f"reward {stats['reward_mean'] if stats['reward_mean'] is not None else float('nan'):.3f} "
-                 f"gen {stats['generation_s']:.1f}s verify {stats['verification_s']:.1f}s learn {learning_s:.1f}s "
-                 f"sync {sync_s:.1f}s step {stats['step_s']:.1f}s")
+        self.log(f"jobs.rl: step {s}/{cfg.steps} {stats.status} v{version_before}->v{self.version} "
+                 f"groups {len(groups)} (resampled {stats.groups_resampled}) samples {len(batch.samples)} "
+                 f"reward {stats.reward_mean if stats.reward_mean is not None else float('nan'):.3f} "
+                 f"gen {stats.generation_s:.1f}s verify {stats.verification_s:.1f}s learn {learning_s:.1f}s "
+                 f"sync {sync_s:.1f}s step {stats.step_s:.1f}s")
 
     def _commit_info(self, s: int, checkpoint: str | None) -> dict[str, Any]:
         return {"step": s, "attempt": self.attempt, "policy_version": self.version, "checkpoint": checkpoint,
@@ -526,7 +528,7 @@ class RLController:
         return current, rows, row
 
     # ---- checkpoints --------------------------------------------------------------------------
-    def _checkpoint(self, s: int, stats: dict[str, Any]) -> Path:
+    def _checkpoint(self, s: int) -> Path:
         """ckpt_root/step-NNNNNN/ = learner/ (the learner's checkpoint) + state.json, renamed into place."""
         final = self.ckpt_root / f"step-{s:06d}"
         tmp = self.ckpt_root / f".tmp-step-{s:06d}-{os.getpid()}"

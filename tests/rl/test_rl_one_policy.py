@@ -155,6 +155,7 @@ def test_the_gap_reaches_the_step_row_and_prometheus():
     columns = {c[0] for c in STEP_COLUMNS}
     for name in ("logprob_drift", "sampler_kl", "is_truncated_fraction"):
         assert name in fields and name in columns  # jobs/rl.py copies these StepMetrics fields into the row
+    from kgym.contract.rl_step import StepRow
     from kgym.records.rl_records import Table, conform
 
     row = {"run_id": "r", "attempt": 1, "step": 1, "status": "ok", "version_before": 0, "version_after": 1,
@@ -166,8 +167,7 @@ def test_the_gap_reaches_the_step_row_and_prometheus():
     table = conform(Table.STEPS, [row])
     assert table.column("sampler_kl").to_pylist() == [0.0004]
     metrics = RLMetrics()
-    metrics.observe_step({"step": 1, "version_after": 1, "status": "ok", "logprob_drift": 0.02,
-                          "sampler_kl": 0.0004, "is_truncated_fraction": 0.01}, [])
+    metrics.observe_step(StepRow.from_row(row), [])
     r = metrics.registry
     assert r.get_sample_value("kgym_rl_logprob_drift") == 0.02
     assert r.get_sample_value("kgym_rl_sampler_kl") == 0.0004
