@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.config import ConfigError, MetricsSection, RecordsSection
 from jobs.preflight import check_writable
+from jobs.sections import ConfigError, MetricsSection, RecordsSection
 from kgym.farm_config import PoolConfig, RaySettings
 
 SUBMIT_DIR_ENV = "KGYM_SUBMIT_DIR"

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.cli import job_main, parser
-from jobs.config import (
+from jobs.job_cli import job_main, parser
+from jobs.sections import (
     MetricsSection,
     RecordsSection,
     option,
@@ -37,7 +37,7 @@ from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
 
 @dataclass(frozen=True)
 class CurateJobConfig:
-    curate: CurateConfig = section(CurateConfig, "the funnel: kgym/curation/config.py documents every key")
+    curate: CurateConfig = section(CurateConfig, "the funnel: kgym/curation/curate_config.py documents every key")
     backend: str = option("farm", "where verification runs: farm (Ray) or local (one Verifier in this process)",
                           choices=("farm", "local"))
     records: RecordsSection = section(RecordsSection, "where the verdicts go (the resume key is run_id)",

@@ -31,7 +31,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobs.config import (
+from jobs.demo_report import Expectation, exploit_table, family_table, unmet
+from jobs.sections import (
     ConfigError,
     MetricsSection,
     RecordsSection,
@@ -39,7 +40,6 @@ from jobs.config import (
     option,
     section,
 )
-from jobs.demo_report import Expectation, exploit_table, family_table, unmet
 from kgym.farm_config import PoolConfig, RaySettings
 
 ANSWERS = Path(__file__).parent / "demo_answers"
@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from jobs.config import describe
+    from jobs.sections import describe
     from kgym.cli_common import UsageError
 
     p = argparse.ArgumentParser(prog="python -m jobs.demo", description=__doc__.splitlines()[0])

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.cli import job_main, parser, toml_string
-from jobs.config import (
+from jobs.job_cli import job_main, parser, toml_string
+from jobs.sections import (
     MetricsSection,
     RecordsSection,
     option,

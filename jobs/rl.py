@@ -69,9 +69,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jobs.cli import job_main, parser, toml_string
-from jobs.config import ConfigError
+from jobs.job_cli import job_main, parser, toml_string
 from jobs.rl_config import RLJobConfig
+from jobs.sections import ConfigError
 from kgym.contract.rl_step import StepRow
 from kgym.farm_config import PoolConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table

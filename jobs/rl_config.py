@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jobs.config import (
+from jobs.sections import (
     ConfigError,
     MetricsSection,
     RecordsSection,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from jobs.config import ConfigError
+from jobs.sections import ConfigError
 
 if TYPE_CHECKING:
     from jobs.rl_config import RLJobConfig

@@ -22,8 +22,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from jobs.cli import job_main, parser
-from jobs.config import option, section
+from jobs.job_cli import job_main, parser
+from jobs.sections import option, section
 from kgym.training.learner_config import LORA_TARGETS
 
 

@@ -1,4 +1,4 @@
-"""The batch verification job's configuration: `VerifyJobConfig`, read from TOML (`jobs.config`).
+"""The batch verification job's configuration: `VerifyJobConfig`, read from TOML (`jobs.sections`).
 
     input = "jobs/configs/example_input.jsonl"   # rows: see jobs/inputs.py
     size = "tiny"                                 # size of task rows that do not name one
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.config import (
+from jobs.sections import (
     ConfigError,
     MetricsSection,
     RecordsSection,

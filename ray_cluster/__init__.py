@@ -12,7 +12,7 @@ never imports it.
 The request/result data is `kgym.contract`'s; `worker.py` the `VerifierWorker` actor and its health
 probe, `service.py` the `FarmService` actor (placement, backpressure, retries, replacement, exactly-once
 by evaluation id, rows to the sink), `pool.py` its driver-side client with the batch `run`,
-`evaluator.py` the episodes' `Evaluator` over it, `pool_config.py` their counters (their settings,
+`farm_evaluator.py` the episodes' `Evaluator` over it, `pool_config.py` their counters (their settings,
 `PoolConfig` and `WorkerConfig`, are `kgym.farm_config`'s), `task_actor.py` the curriculum actor,
 `sink.py` the records + metrics actor, `session.py` connecting to Ray, `learner.py` the `LearnerActor`
 over `kgym.training.learner_core.Learner`, `rollout.py` the `RolloutActor` over
@@ -31,7 +31,7 @@ from typing import Any
 # exported name -> the module that defines it
 _EXPORTS = {
     "EvalRequest": "kgym.contract", "EvalResult": "kgym.contract", "WorkerReply": "kgym.contract",
-    "FarmEvaluator": "ray_cluster.evaluator",
+    "FarmEvaluator": "ray_cluster.farm_evaluator",
     "VerifierPool": "ray_cluster.pool",
     "PoolConfig": "kgym.farm_config", "PoolStats": "ray_cluster.pool_config",
     "cluster_plan": "ray_cluster.pool_config",

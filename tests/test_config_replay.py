@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import ConfigError, apply_overrides, load_job_config
 from jobs.curate import CurateJobConfig
 from jobs.demo import DemoConfig
 from jobs.eval import EvalJobConfig
 from jobs.rl_config import RLJobConfig
 from jobs.rl_placement import plan_placement
+from jobs.sections import ConfigError, apply_overrides, load_job_config
 from jobs.sft import SFTJobConfig
 from jobs.verify_config import VerifyJobConfig
 

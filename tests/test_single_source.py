@@ -2,7 +2,7 @@
 reader (the task registry, the RL job's config, the plots' colours) takes that list, so a new family
 cannot be refused as unknown by one part and accepted by another; one paired bootstrap; and one
 definition per setting: no job section copies a component's config (through a converter typed
-`-> Any` or as a dataclass repeating its keys)."""
+`-> Any` or as a dataclass repeating its keys); and no two modules share a file name."""
 
 import ast
 import dataclasses
@@ -40,13 +40,13 @@ def test_the_paired_bootstrap_is_written_once():
     """KernelBench's comparison and the RL job's held-out comparison use kgym.bootstrap: one
     implementation and one result type (there were two, with two result types)."""
     import kgym.bootstrap
-    import kgym.kernelbench.bootstrap
+    import kgym.kernelbench.comparison
     import kgym.training.step_rules
 
     holders = [p.relative_to(ROOT).as_posix() for folder in ("kgym", "jobs", "ray_cluster")
                for p in (ROOT / folder).rglob("*.py") if INTERVAL.search(p.read_text())]
     assert holders == ["kgym/bootstrap.py"], holders
-    assert kgym.kernelbench.bootstrap.BootstrapResult is kgym.bootstrap.BootstrapResult
+    assert kgym.kernelbench.comparison.BootstrapResult is kgym.bootstrap.BootstrapResult
     assert kgym.training.step_rules.paired_bootstrap is kgym.bootstrap.paired_bootstrap
     # booleans and their 0/1 shares give the same delta and counts through either path
     a, b = [True, False, False, True, False], [True, True, False, False, True]
@@ -145,3 +145,26 @@ def test_no_job_section_mirrors_a_component_config():
                     if len(mine & theirs) >= 3:
                         bad.append(f"{obj.__module__}.{obj.__name__} repeats {sorted(mine & theirs)} of {key}")
     assert not bad, bad
+
+
+# -- one file per basename (issue 32) --------------------------------------------------------------
+# Files that are data read as text, not modules (task templates, the prompt's worked example, the
+# bundled example, the demo's hostile answers): tests/test_imports.py's DATA, plus the demo's answers.
+DATA = ("kgym/tasks/families/*/*.py", "kgym/tasks/prompt_example/*.py", "kgym/examples/*/*.py",
+        "jobs/demo_answers/*.py")
+# __init__.py is every package's; nothing else may repeat.
+ALLOWED_REPEATS = {"__init__.py"}
+
+
+def test_no_two_modules_share_a_basename():
+    """Three prompts.py, two worker.py, baselines.py, evaluator.py, ... sent a newcomer (and a search
+    by file name) to the wrong one: each basename now says which it is."""
+    seen: dict[str, list[str]] = {}
+    for folder in ("kgym", "jobs", "ray_cluster"):
+        for p in sorted((ROOT / folder).rglob("*.py")):
+            rel = p.relative_to(ROOT)
+            if "__pycache__" in p.parts or any(rel.match(pattern) for pattern in DATA):
+                continue
+            seen.setdefault(p.name, []).append(rel.as_posix())
+    repeated = {name: paths for name, paths in seen.items() if len(paths) > 1 and name not in ALLOWED_REPEATS}
+    assert not repeated, repeated

@@ -25,7 +25,7 @@ from kgym.contract.names import (
 from kgym.contract.request import Episode, EvalRequest, EvalResult, WorkerReply
 from kgym.contract.verdict import CaseResult, Timing, Verdict
 from kgym.contract.version import VERIFIER_VERSION
-from kgym.contract.worker import WorkerInfo
+from kgym.contract.worker_info import WorkerInfo
 
 __all__ = ["FAILURE_KINDS", "FAMILIES", "GATES", "HARD_GATES", "VERIFIER_VERSION", "Baseline", "CaseResult",
            "Correction",

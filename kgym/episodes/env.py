@@ -43,8 +43,8 @@ from kgym.episodes.group import GROUP_SIZE
 from kgym.episodes.mix import SINGLE_FRACTION, ModeMix
 from kgym.episodes.result import EpisodeResult, Evaluation
 from kgym.episodes.single import score_answer
-from kgym.episodes.tokens import TurnSample
 from kgym.episodes.tools import RepairTools, parse_tool_call
+from kgym.episodes.turn_tokens import TurnSample
 from kgym.reward import RewardConfig
 from kgym.settings import internal, option, section
 from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS, repair_messages

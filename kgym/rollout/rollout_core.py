@@ -34,7 +34,7 @@ from kgym.episodes.env import EpisodeConfig
 from kgym.episodes.evaluator import Evaluator
 from kgym.rollout.adapters import AdapterRegistry, PolicyAdapter
 from kgym.rollout.batcher import GenerationBatcher
-from kgym.rollout.context import ContextBudget
+from kgym.rollout.context_budget import ContextBudget
 from kgym.rollout.continuous import ContinuousBatcher
 from kgym.rollout.driver import GroupRollout, RolloutDriver
 from kgym.rollout.engine import BATCHING, Completion, EngineConfig, SleepOutcome, VLLMEngine

@@ -1,4 +1,4 @@
-"""The jobs' typed configs (`jobs.config`) without Ray: unknown keys refused in TOML and in `--set`
+"""The jobs' typed configs (`jobs.sections`) without Ray: unknown keys refused in TOML and in `--set`
 with the allowed ones named, values read as TOML literals, types and bounds checked, every field
 documented; where relative record paths go (`jobs.context.records_root`), inside and outside
 `ray job submit`."""
@@ -9,10 +9,10 @@ from dataclasses import fields
 
 import pytest
 
-from jobs.config import ConfigError, apply_overrides, describe, load_job_config, parse_literal
 from jobs.context import SUBMIT_DIR_ENV, SUBMITTED_JOB_ENV, records_root
 from jobs.demo import DemoConfig
 from jobs.eval import EvalJobConfig
+from jobs.sections import ConfigError, apply_overrides, describe, load_job_config, parse_literal
 from jobs.verify_config import VerifyJobConfig, load_config
 
 JOBS = (VerifyJobConfig, EvalJobConfig, DemoConfig)

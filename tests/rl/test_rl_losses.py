@@ -113,8 +113,8 @@ def test_registry_names_defaults_and_refusals():
 
 
 def test_the_rl_job_picks_the_loss_by_name():
-    from jobs.config import ConfigError
     from jobs.rl_config import load_config
+    from jobs.sections import ConfigError
 
     lc = load_config(None, ['model="/m"', 'learner.loss="dapo"', "learner.beta=0.0"]).learner_config()
     assert lc.loss_config() == ClipLossConfig(variant=ClipVariant.DAPO, epsilon_low=0.2, epsilon_high=0.28, beta=0.0)

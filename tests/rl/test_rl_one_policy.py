@@ -47,8 +47,8 @@ def test_learner_scores_at_the_sampler_temperature(tiny_dir):
 
 
 def test_rl_job_passes_temperature_and_the_new_learner_keys():
-    from jobs.config import ConfigError
     from jobs.rl_config import load_config
+    from jobs.sections import ConfigError
 
     cfg = load_config(None, ['model="/m"', "sampling.temperature=0.6"]).learner_config()
     assert cfg.temperature == 0.6

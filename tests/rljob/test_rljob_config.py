@@ -9,8 +9,8 @@ import typing
 import pytest
 from rljob_helpers import REPO
 
-from jobs.config import ConfigError
 from jobs.rl_config import RLJobConfig, load_config
+from jobs.sections import ConfigError
 from kgym.settings import is_section
 
 MODEL = 'model="/models/x"'
