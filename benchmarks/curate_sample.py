@@ -47,9 +47,9 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--run-id", help="default: a fresh one, so nothing is resumed")
     args = ap.parse_args(argv)
 
-    from jobs.config import build
     from jobs.context import records_root
     from jobs.curate import CurateJobConfig, run_curate_job
+    from jobs.sections import build
     from kgym.records.layout import run_dir
     from kgym.records.reader import load
 

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from kgym.rl import CispoConfig, Sample, TrainBatch  # noqa: E402
+from kgym.rl import Sample, TrainBatch  # noqa: E402
 
 PRESETS = {
     # Qwen2.5-1.5B: 1.54B parameters (embeddings tied)
@@ -153,7 +153,7 @@ def main(argv: list[str] | None = None) -> dict:
     t0 = time.perf_counter()
     dtype = "bfloat16"
     config = core.LearnerConfig(model_path=str(target), quantize_4bit=not args.no_quantize, compute_dtype=dtype,
-                                device=str(device), loss=CispoConfig(beta=0.08), token_budget=budget,
+                                device=str(device), token_budget=budget,
                                 gradient_checkpointing=not args.no_checkpointing, total_steps=max(args.steps + 1, 2),
                                 logits_chunk=args.logits_chunk, correction=args.correction)
     learner = core.Learner(config)
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> dict:
             timed.append(m)
     summary = {"phase": "summary", "preset": args.preset, "device": env["gpu"] or str(device), "group": args.group,
                "seq_len": seq, "prompt_len": prompt, "token_budget": budget, "quantized": config.quantize_4bit,
-               "logits_chunk": config.logits_chunk, "correction": str(config.correction.method), "steps": len(timed)}
+               "logits_chunk": config.logits_chunk, "correction": config.correction, "steps": len(timed)}
     if timed:
         summary.update(step_time_s=round(statistics.median(m.step_time_s for m in timed), 3),
                        prepass_s=round(statistics.median(m.prepass_s for m in timed), 3),

@@ -142,11 +142,10 @@ def replay_mode(args) -> dict:
     model_dir = Path(args.model_dir or f"/tmp/kgym-bench/{args.preset}")
     model_dir.parent.mkdir(parents=True, exist_ok=True)
     emit(ls.build_random_model(args.preset, model_dir, device))
-    from kgym.rl import CispoConfig
 
     learner = core.Learner(core.LearnerConfig(model_path=str(model_dir), quantize_4bit=gpus,
                                               compute_dtype="bfloat16" if gpus else "float32",
-                                              loss=CispoConfig(beta=0.08), token_budget=args.seq_len))
+                                              token_budget=args.seq_len))
     vocab = ls.PRESETS[args.preset]["vocab_size"]
     times = []
     for k in range(args.learn_steps + 1):

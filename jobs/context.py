@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.config import ConfigError, FarmSection, MetricsSection, RaySection, RecordsSection
 from jobs.preflight import check_writable
+from jobs.sections import ConfigError, MetricsSection, RecordsSection
+from kgym.farm_config import PoolConfig, RaySettings
 
 SUBMIT_DIR_ENV = "KGYM_SUBMIT_DIR"
 # Set by Ray's job supervisor for the entrypoint of `ray job submit` (ray/_private/runtime_env/constants.py).
@@ -76,8 +77,8 @@ class FarmJob:
 
 
 @contextmanager
-def farm_job(job: str, ray_section: RaySection, records: RecordsSection, metrics: MetricsSection,
-             farm: FarmSection | Callable[[bool], FarmSection], verify: Mapping[str, Any] | None,
+def farm_job(job: str, ray_settings: RaySettings, records: RecordsSection, metrics: MetricsSection,
+             farm: PoolConfig | Callable[[bool], PoolConfig], verify: Mapping[str, Any] | None,
              log: Callable[[str], None] = print, before_pool: Callable[[Any], None] | None = None) -> Iterator[FarmJob]:
     """Connect, start the sink and the pool, yield them; stop everything on the way out.
     `farm` may be a function of whether the cluster has GPUs (a job's defaults differ on CPU);
@@ -88,11 +89,11 @@ def farm_job(job: str, ray_section: RaySection, records: RecordsSection, metrics
 
     root = records_root(records.out)  # refused before Ray starts, as is a root that cannot be written
     check_writable(root, "records.out")
-    started = connect(ray_section.settings())
+    started = connect(ray_settings)
     sink = pool = None
     try:
         gpu = int(ray.cluster_resources().get("GPU", 0)) > 0
-        section = farm(gpu) if callable(farm) else farm
+        pool_config = (farm(gpu) if callable(farm) else farm).with_verify(verify)
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         # On the driver's node (the head under `ray job submit`): a GPU node the autoscaler removes
@@ -107,7 +108,7 @@ def farm_job(job: str, ray_section: RaySection, records: RecordsSection, metrics
         if before_pool is not None:
             before_pool(sink)
         try:
-            pool = VerifierPool(section.pool_config(verify), sink=sink)
+            pool = VerifierPool(pool_config, sink=sink)
         except ValueError as e:  # a farm this cluster cannot serve (GPUs asked for, none there)
             raise ConfigError(f"[farm]: {e}") from None
         handle = FarmJob(pool=pool, sink=sink, records_root=root, run_location=run_location,

@@ -22,35 +22,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.cli import job_main, parser
-from jobs.config import (
-    FarmSection,
+from jobs.job_cli import job_main, parser
+from jobs.sections import (
     MetricsSection,
-    RaySection,
     RecordsSection,
-    check_verify,
     option,
     section,
 )
 from kgym.contract import EvalRequest, Verdict
 from kgym.curation import CurateConfig, CurationResult, Drop, LocalBackend, curate, recorded_verdicts, table
 from kgym.curation.verification import OnResult
+from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
 
 
 @dataclass(frozen=True)
 class CurateJobConfig:
-    curate: CurateConfig = section(CurateConfig, "the funnel: kgym/curation/config.py documents every key")
+    curate: CurateConfig = section(CurateConfig, "the funnel: kgym/curation/curate_config.py documents every key")
     backend: str = option("farm", "where verification runs: farm (Ray) or local (one Verifier in this process)",
                           choices=("farm", "local"))
     records: RecordsSection = section(RecordsSection, "where the verdicts go (the resume key is run_id)",
                                       run_id="curate", job_id="curate")
-    farm: FarmSection = section(FarmSection, "the verifier workers (backend = farm)")
+    farm: PoolConfig = section(PoolConfig, "the verifier workers (backend = farm)")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every request", factory=dict)
     metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter (backend = farm)")
-    ray: RaySection = section(RaySection, "which Ray (backend = farm)")
+    ray: RaySettings = section(RaySettings, "which Ray (backend = farm)")
 
     def __post_init__(self) -> None:
-        check_verify(self.verify)
+        check_verify_table(self.verify)
 
 
 class FarmBackend:
@@ -105,7 +103,7 @@ def make_backend(config: CurateJobConfig, log=print):
     from jobs.context import records_root
 
     return LocalBackend(config.verify, records_root(config.records.out), config.records.run_id,
-                        job_id=config.records.job_id, spares=config.farm.spares or 1)
+                        job_id=config.records.job_id, spares=config.farm.worker.spares or 1)
 
 
 def run_curate_job(config: CurateJobConfig, log=print) -> CurationResult:

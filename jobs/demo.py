@@ -31,17 +31,16 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from jobs.config import (
+from jobs.demo_report import Expectation, exploit_table, family_table, unmet
+from jobs.sections import (
     ConfigError,
-    FarmSection,
     MetricsSection,
-    RaySection,
     RecordsSection,
     load_job_config,
     option,
     section,
 )
-from jobs.demo_report import Expectation, exploit_table, family_table, unmet
+from kgym.farm_config import PoolConfig, RaySettings
 
 ANSWERS = Path(__file__).parent / "demo_answers"
 # The gate each hostile answer must be rejected at.
@@ -68,9 +67,9 @@ class DemoConfig:
                                     "wait (each task's first verdict waits, the old path)",
                                     choices=("defer", "finish", "wait"))
     records: RecordsSection = section(RecordsSection, "where the rows go", out="out/demo", run_id="", job_id="demo")
-    farm: FarmSection = section(FarmSection, "the verifier workers")
+    farm: PoolConfig = section(PoolConfig, "the verifier workers")
     metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter", port=0)
-    ray: RaySection = section(RaySection, "which Ray")
+    ray: RaySettings = section(RaySettings, "which Ray")
 
 
 @dataclass(frozen=True)
@@ -142,8 +141,11 @@ def run_demo(config: DemoConfig, console=None) -> DemoSummary:
     if metrics.port is not None and metrics.targets_file is None:
         metrics = replace(metrics, targets_file=f"/tmp/kgym/prometheus/{run_id}.json")
 
-    def farm_for(gpu: bool) -> FarmSection:
-        return config.farm if gpu or config.farm.spares is not None else replace(config.farm, spares=CPU_SPARES)
+    def farm_for(gpu: bool) -> PoolConfig:
+        worker = config.farm.worker
+        if gpu or worker.spares is not None:
+            return config.farm
+        return replace(config.farm, worker=replace(worker, spares=CPU_SPARES))
 
     with farm_job("kgym demo", config.ray, records, metrics, farm_for, None, console.print) as job:
         gpu = job.gpu
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    from jobs.config import describe
+    from jobs.sections import describe
     from kgym.cli_common import UsageError
 
     p = argparse.ArgumentParser(prog="python -m jobs.demo", description=__doc__.splitlines()[0])

@@ -27,16 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.cli import job_main, parser, toml_string
-from jobs.config import (
-    FarmSection,
+from jobs.job_cli import job_main, parser, toml_string
+from jobs.sections import (
     MetricsSection,
-    RaySection,
     RecordsSection,
-    check_verify,
     option,
     section,
 )
+from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
 from kgym.kernelbench import Checkout, KernelBenchError, read_generations, results_from_records, score
 from kgym.kernelbench.multisample import multi_sample
 from kgym.kernelbench.plan import HYBRID_LEVELS, make_plan
@@ -50,13 +48,13 @@ class EvalJobConfig:
     hybrid_levels: tuple[int, ...] = option(HYBRID_LEVELS, "levels allowing one cuBLAS/cuDNN call in forward")
     records: RecordsSection = section(RecordsSection, "where the rows go", out="out/eval", run_id="eval",
                                       job_id="eval")
-    farm: FarmSection = section(FarmSection, "the verifier workers")
+    farm: PoolConfig = section(PoolConfig, "the verifier workers")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every answer", factory=dict)
     metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter")
-    ray: RaySection = section(RaySection, "which Ray")
+    ray: RaySettings = section(RaySettings, "which Ray")
 
     def __post_init__(self) -> None:
-        check_verify(self.verify)
+        check_verify_table(self.verify)
 
 
 @dataclass(frozen=True)

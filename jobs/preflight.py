@@ -5,7 +5,7 @@ writes can be written, the model it loads is on this machine.
     sft(config); rl(config)        # the job's own inputs (dataset, model, sft_adapter, checkpoint.dir)
 
 Each failure is a `ConfigError` naming the setting, what is wrong and the fix, so the job exits 2 with
-one line (`jobs.cli.job_main`) instead of a Ray ActorDiedError or a download's retries a minute later.
+one line (`jobs.job_cli.job_main`) instead of a Ray ActorDiedError or a download's retries a minute later.
 Only local paths are checked: a URI (s3://...) is left to its filesystem, and a path that does not
 exist yet is writable when its nearest existing parent is a writable directory. Runs nothing and
 imports neither torch nor Ray.
@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from jobs.config import ConfigError
+from jobs.sections import ConfigError
 
 
 def _is_uri(path: str) -> bool:

@@ -69,9 +69,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from jobs.cli import job_main, parser, toml_string
-from jobs.config import ConfigError
+from jobs.job_cli import job_main, parser, toml_string
 from jobs.rl_config import RLJobConfig
+from jobs.sections import ConfigError
+from kgym.contract.rl_step import StepRow
+from kgym.farm_config import PoolConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table
 from kgym.training import step_rules as rl_steps
 
@@ -130,7 +132,7 @@ class RLController:
             if cfg.metrics.rl_targets_file:
                 write_targets_file(cfg.metrics.rl_targets_file, [endpoint], {"job": "kgym-rl"})
             self.log(f"jobs.rl: RL metrics on http://{endpoint}/metrics")
-        self.curriculum = cfg.curriculum.curriculum_config()
+        self.curriculum = cfg.curriculum
         self.task_actor = None
         self._new_task_actor()
         self.families = self._get(self.task_actor.families.remote(), "the task actor's families")
@@ -436,32 +438,33 @@ class RLController:
         eval_s = time.perf_counter() - t3
 
         # 8. rows
-        baseline = cfg.episodes.baseline
+        baseline = cfg.episodes.reward.baseline.value
         train_rows = rl_steps.episode_rows(groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
                                            kind=RowKind.TRAIN, learner_version=version_before, baseline=baseline,
                                            batch=batch)
         nver, verify_busy = rl_steps.verification_work(groups)
-        stats = {
-            "run_id": cfg.records.run_id, "attempt": self.attempt, "step": s,
-            "status": str(metrics.status) if metrics is not None else "no_batch",
-            "version_before": version_before, "version_after": self.version, "learner_step": self.learner_step,
-            "tasks": len(tasks), "groups": len(groups), "groups_resampled": sum(g.resampled for g in groups),
-            "groups_all_equal_kept": sum(g.all_equal and not g.resampled for g in groups),
-            "episodes": sum(len(g.rollout.episodes) for g in groups),
-            "episodes_error": sum(1 for r in train_rows if r["error"]),
-            "samples_trained": len(batch.samples), "dropped_stale": batch.dropped_stale,
-            "staleness_max": batch.staleness_max, **rl_steps.rates(train_rows), "floor_full": floor,
-            "train_tokens": int(metrics.tokens) if metrics else 0, "generated_tokens": int(tok1 - tok0),
-            "generation_tokens_per_s": (tok1 - tok0) / generation_s if generation_s > 0 else None,
-            "rollout_s": rollout_s, "generation_s": min(generation_s, rollout_s),
-            "verification_s": max(0.0, rollout_s - generation_s), "verify_busy_s": verify_busy,
-            "verifications": nver, "learning_s": learning_s, "sync_s": sync_s, "eval_s": eval_s,
-            "sleep_s": sleep_s, "wake_s": wake_s, "generate_calls": calls1 - calls0,
-            "mean_batch": (req1 - req0) / (calls1 - calls0) if calls1 > calls0 else None,
-        }
-        for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift", "sampler_kl",
-                     "is_truncated_fraction"):
-            stats[name] = rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
+        learned = {name: rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
+                   for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift",
+                                "sampler_kl", "is_truncated_fraction")}
+        # the step's row; its checkpoint columns are filled in after the checkpoint (9.)
+        stats = StepRow(
+            run_id=cfg.records.run_id, attempt=self.attempt, step=s,
+            status=str(metrics.status) if metrics is not None else "no_batch",
+            version_before=version_before, version_after=self.version, learner_step=self.learner_step,
+            tasks=len(tasks), groups=len(groups), groups_resampled=sum(g.resampled for g in groups),
+            groups_all_equal_kept=sum(g.all_equal and not g.resampled for g in groups),
+            episodes=sum(len(g.rollout.episodes) for g in groups),
+            episodes_error=sum(1 for r in train_rows if r["error"]),
+            samples_trained=len(batch.samples), dropped_stale=batch.dropped_stale,
+            staleness_max=batch.staleness_max, **rl_steps.rates(train_rows), floor_full=floor, **learned,
+            train_tokens=int(metrics.tokens) if metrics else 0, generated_tokens=int(tok1 - tok0),
+            generation_tokens_per_s=(tok1 - tok0) / generation_s if generation_s > 0 else None,
+            rollout_s=rollout_s, generation_s=min(generation_s, rollout_s),
+            verification_s=max(0.0, rollout_s - generation_s), verify_busy_s=verify_busy,
+            verifications=nver, learning_s=learning_s, sync_s=sync_s, eval_s=eval_s,
+            sleep_s=sleep_s, wake_s=wake_s, generate_calls=calls1 - calls0,
+            mean_batch=(req1 - req0) / (calls1 - calls0) if calls1 > calls0 else None,
+            checkpoint_s=0.0, step_s=0.0)
         self.records.write(Table.ROLLOUTS, train_rows + eval_rows)
         if eval_row is not None:
             self.records.write(Table.EVALS, [eval_row])
@@ -471,20 +474,20 @@ class RLController:
         self.step = s
         checkpoint = None
         if s % cfg.checkpoint.every == 0 or s == cfg.steps:
-            checkpoint = str(self._checkpoint(s, stats))
-        stats["checkpoint_s"] = time.perf_counter() - t4
-        stats["checkpoint"] = checkpoint
-        stats["step_s"] = time.perf_counter() - t_step
-        self.records.write(Table.STEPS, [stats])
+            checkpoint = str(self._checkpoint(s))
+        checkpoint_s = time.perf_counter() - t4
+        stats = dataclasses.replace(stats, checkpoint_s=checkpoint_s, checkpoint=checkpoint,
+                                    step_s=time.perf_counter() - t_step)
+        self.records.write(Table.STEPS, [stats.to_row()])
         self.records_commit(self._commit_info(s, checkpoint))
         self.metrics.observe_step(stats, train_rows)
         if eval_row is not None:
             self.metrics.observe_eval(eval_row)
-        self.log(f"jobs.rl: step {s}/{cfg.steps} {stats['status']} v{version_before}->v{self.version} "
-                 f"groups {len(groups)} (resampled {stats['groups_resampled']}) samples {len(batch.samples)} "
-                 f"reward {stats['reward_mean'] if stats['reward_mean'] is not None else float('nan'):.3f} "
-                 f"gen {stats['generation_s']:.1f}s verify {stats['verification_s']:.1f}s learn {learning_s:.1f}s "
-                 f"sync {sync_s:.1f}s step {stats['step_s']:.1f}s")
+        self.log(f"jobs.rl: step {s}/{cfg.steps} {stats.status} v{version_before}->v{self.version} "
+                 f"groups {len(groups)} (resampled {stats.groups_resampled}) samples {len(batch.samples)} "
+                 f"reward {stats.reward_mean if stats.reward_mean is not None else float('nan'):.3f} "
+                 f"gen {stats.generation_s:.1f}s verify {stats.verification_s:.1f}s learn {learning_s:.1f}s "
+                 f"sync {sync_s:.1f}s step {stats.step_s:.1f}s")
 
     def _commit_info(self, s: int, checkpoint: str | None) -> dict[str, Any]:
         return {"step": s, "attempt": self.attempt, "policy_version": self.version, "checkpoint": checkpoint,
@@ -506,7 +509,7 @@ class RLController:
         cmp = rl_steps.compare_evals(self.prev_eval, current, cfg.eval.resamples)
         rows = rl_steps.episode_rows(groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
                                      kind=RowKind.EVAL, learner_version=self.version,
-                                     baseline=cfg.episodes.baseline)
+                                     baseline=cfg.episodes.reward.baseline.value)
         for r in rows:
             r["trained"] = False
         row = {"run_id": cfg.records.run_id, "attempt": self.attempt, "step": s, "policy_version": self.version,
@@ -525,7 +528,7 @@ class RLController:
         return current, rows, row
 
     # ---- checkpoints --------------------------------------------------------------------------
-    def _checkpoint(self, s: int, stats: dict[str, Any]) -> Path:
+    def _checkpoint(self, s: int) -> Path:
         """ckpt_root/step-NNNNNN/ = learner/ (the learner's checkpoint) + state.json, renamed into place."""
         final = self.ckpt_root / f"step-{s:06d}"
         tmp = self.ckpt_root / f".tmp-step-{s:06d}-{os.getpid()}"
@@ -573,14 +576,10 @@ class RLController:
 def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[str, Any]:
     from jobs.context import farm_job
 
-    verify = dict(config.verify)
-    if config.baselines_off_path and config.episodes.baseline == "eager":
-        # The reward never reads the torch.compile figure: no verdict waits for it; the workers
-        # measure it when idle and it joins the records (RUN/_baselines/) for the compile analysis.
-        verify.setdefault("defer_compile", True)
+    verify = config.farm_verify()  # with the eager reward and baselines_off_path, compile is deferred
     planned: list[Any] = []
 
-    def farm_section(gpu: bool) -> Any:
+    def farm_section(gpu: bool) -> PoolConfig:
         """The placement, planned once Ray is up and before any actor starts; the farm takes its share."""
         import ray
 

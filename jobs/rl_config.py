@@ -1,4 +1,4 @@
-"""The RL job's configuration: `RLJobConfig`, one typed nested config read from TOML (`jobs.config`:
+"""The RL job's configuration: `RLJobConfig`, one typed nested config read from TOML (`kgym.settings`:
 unknown keys refused, types and bounds checked, `--set a.b=value`, `--help-config`).
 
     model = "/models/qwen2.5-1.5b"        # required: a local Hugging Face model directory
@@ -9,154 +9,47 @@ unknown keys refused, types and bounds checked, `--set a.b=value`, `--help-confi
     [recovery] [checkpoint]
     [records] [farm] [verify] [metrics] [ray]
 
+Most sections are their component's own config, each setting declared once there: `[curriculum]`
+`kgym.tasks.curriculum.CurriculumConfig`, `[episodes]` `kgym.episodes.env.EpisodeConfig` (its reward's
+baseline included), `[sampling]` `kgym.rollout.sampling.SamplingConfig`, `[engine]`
+`kgym.rollout.engine.EngineConfig`, `[learner]` `kgym.training.learner_config.LearnerConfig`, `[farm]`
+`kgym.farm_config.PoolConfig`, `[ray]` `kgym.farm_config.RaySettings`. The sections defined here are
+the loop's own (resampling, the off-policy bound, the held-out evaluation, placement, recovery,
+checkpoints, the RL exporter). What the job hands its components from its other settings (the model,
+the steps, the sampler's temperature, the placement, the reward's baseline for the farm) is
+`rollout_config`, `learner_config` and `farm_verify`, by the components' own typed rules.
+
 Every default is the study's (`../shared/seeds/`, RL recipe table and section 8) or says why not;
-docs/rl.md lists them with their sources. Covers parsing and checking, and turning sections into
-the components' own settings (`CurriculumConfig`, `RolloutConfig`, `LearnerConfig`); `rl.py` runs
-the job. Imports neither torch, vLLM nor Ray at import time.
+docs/rl.md lists them with their sources. `rl.py` runs the job. Imports neither torch, vLLM nor Ray
+at import time.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jobs.config import (
+from jobs.sections import (
     ConfigError,
-    FarmSection,
     MetricsSection,
-    RaySection,
     RecordsSection,
-    check_verify,
     load_job_config,
     option,
     section,
 )
 from kgym.contract.names import FAMILIES
+from kgym.episodes.env import EpisodeConfig
+from kgym.farm_config import PoolConfig, RaySettings, check_verify_table, farm_verify
+from kgym.rollout.engine import EngineConfig
+from kgym.rollout.sampling import SamplingConfig
+from kgym.tasks.curriculum import HYBRID_FAMILIES, CurriculumConfig
+from kgym.training.learner_config import LearnerConfig
 
-# lesson 8.2: the families whose full task is a level-2 module with a GEMM/conv at its core
-HYBRID_FAMILIES = ("fused_hybrid", "gemm_epilogue")
-
-
-@dataclass(frozen=True)
-class CurriculumSection:
-    """[curriculum]: the task ladder (kgym.tasks.curriculum) and lesson 8.3's floor schedule."""
-
-    size: str = option("full", "task size: full (1M-32M elements, the study's), small, tiny (CPU)",
-                       choices=("tiny", "small", "full"))
-    family_weights: dict[str, float] = option(doc="family -> sampling weight (default 1 each; 0 leaves one out)",
-                                              factory=dict)
-    exclude: tuple[str, ...] = option((), "task ids never drawn (e.g. held out, decontaminated)")
-    floor_full: float = option(0.25, "share of draws that are the unassisted full-size task, early stages", ge=0,
-                               le=1)
-    final_floor_full: float = option(0.6, "that share from final_stage_start on (lesson 8.3: the last stage "
-                                     "weights unassisted full tasks up)", ge=0, le=1)
-    final_stage_start: float = option(0.67, "fraction of the steps after which the final stage begins", ge=0, le=1)
-    promote_at: float = option(0.5, "solve rate on a rung that promotes an operation", gt=0, le=1)
-    window: int = option(16, "attempts remembered per (task, stage)", ge=1)
-    min_attempts: int = option(8, "attempts on a rung before it can promote", ge=1)
-    hybrid_families: tuple[str, ...] = option(HYBRID_FAMILIES, "families whose tasks allow one cuBLAS/cuDNN call "
-                                              "at every stage (lesson 8.2)")
-    seed: int = option(0, "seed of the curriculum's draws", ge=0)
-
-    def __post_init__(self) -> None:
-        bad = sorted(set(self.family_weights) - set(FAMILIES)) + sorted(set(self.hybrid_families) - set(FAMILIES))
-        if bad:
-            raise ConfigError(f"[curriculum]: unknown families {bad}; families: {', '.join(FAMILIES)}")
-        if self.min_attempts > self.window:
-            raise ConfigError("[curriculum]: min_attempts must be <= window")
-
-    def floor_at(self, step: int, steps: int) -> float:
-        """The full-size floor of step `step` (1-based) of `steps`."""
-        return self.final_floor_full if step > self.final_stage_start * steps else self.floor_full
-
-    def curriculum_config(self) -> Any:
-        from kgym.tasks.curriculum import CurriculumConfig
-
-        return CurriculumConfig(family_weights=dict(self.family_weights), floor_full=self.floor_full,
-                                promote_at=self.promote_at, window=self.window, min_attempts=self.min_attempts,
-                                size=self.size, exclude=tuple(self.exclude),
-                                hybrid_families=tuple(self.hybrid_families))
-
-
-@dataclass(frozen=True)
-class EpisodesSection:
-    """[episodes]: groups, the mode mix, repair limits and the reward's speed baseline."""
-
-    group_size: int = option(8, "answers per task (the study: 8)", ge=2, le=256)
-    single_fraction: float = option(0.25, "share of groups run single-turn; the rest repair (the study: 25/75)",
-                                    ge=0, le=1)
-    max_submissions: int = option(4, "submit_kernel calls per repair episode (the study: up to four)", ge=1)
-    max_turns: int = option(10, "assistant turns per repair episode", ge=1)
-    baseline: str = option("eager", "speed baseline of the reward: eager (lesson 8.1, KernelBench's), joint "
-                           "(min of eager and compile), compile (the study's original, not recommended)",
-                           choices=("eager", "joint", "compile"))
-    mix_seed: int = option(0, "seed of the per-group mode draw", ge=0)
-
-    def episode_config(self) -> Any:
-        from kgym.episodes.env import EpisodeConfig
-        from kgym.reward import RewardConfig
-
-        return EpisodeConfig(max_submissions=self.max_submissions, max_turns=self.max_turns,
-                             reward=RewardConfig(baseline=self.baseline))
-
-
-@dataclass(frozen=True)
-class SamplingSection:
-    """[sampling]: generation (kgym.rollout.sampling.SamplingConfig)."""
-
-    temperature: float = option(1.0, "the study's; the learner scores its log-probs at the same (vLLM's processed "
-                                "log-probs: log softmax(logits / T))", gt=0, le=10)
-    max_tokens: int = option(6144, "new tokens per turn (the study's cap)", ge=1)
-    thinking: bool = option(False, "enable_thinking for the chat template (the study: off)")
-    choice_file: str | None = option(None, "a JSON list of strings; every turn's text is constrained to one of "
-                                     "them (vLLM structured outputs): scripted demos and the CPU test, never RL")
-
-    def sampling_config(self, group_size: int) -> Any:
-        from kgym.rollout.sampling import SamplingConfig
-
-        choice = None
-        if self.choice_file is not None:
-            try:
-                loaded = json.loads(Path(self.choice_file).read_text())
-            except (OSError, ValueError) as e:
-                raise ConfigError(f"sampling.choice_file {self.choice_file!r}: {e}") from None
-            choice = tuple(loaded) if isinstance(loaded, list) else ()
-            if not choice or not all(isinstance(c, str) for c in choice):
-                raise ConfigError(f"sampling.choice_file {self.choice_file!r}: need a JSON list of strings")
-        return SamplingConfig(temperature=self.temperature, max_tokens=self.max_tokens, group_size=group_size,
-                              thinking=self.thinking, choice=choice)
-
-
-@dataclass(frozen=True)
-class EngineSection:
-    """[engine]: the rollout actor's vLLM engine (kgym.rollout.engine.EngineConfig)."""
-
-    gpus: float = option(1, "Ray GPU share of each rollout actor (0: vLLM's CPU build; [placement] colocated sets "
-                         "its own share)", ge=0)
-    actors: int = option(1, "rollout actors; a step's groups are spread over them", ge=1)
-    tensor_parallel_size: int = option(1, "GPUs one engine spans (vLLM tensor parallelism; split mode only)", ge=1,
-                                       le=64)
-    gpu_memory_utilization: float | None = option(None, "share of the GPU's memory vLLM takes while awake; omit: "
-                                                  "0.85 on a GPU of its own, 0.45 colocated (the learner and a "
-                                                  "verifier worker share the rest)", gt=0, le=1)
-    sleep_level: int | None = option(None, "vLLM sleep mode while the learner steps: 0 never, 1 weights to host "
-                                     "memory (CUDA only); omit: 1 colocated, 0 otherwise", ge=0, le=2)
-    max_model_len: int = option(16384, "prompt + completion of a turn (repair prompts grow)", ge=256)
-    min_generation_tokens: int = option(1024, "a repair turn with less room than this left under max_model_len "
-                                        "ends its episode as truncated (context_limit, scored), never an error",
-                                        ge=1)
-    max_loras: int = option(2, "adapters resident at once (>= staleness window + 1, >= 2)", ge=2)
-    max_num_seqs: int | None = option(None, "vLLM's max_num_seqs; omit: vLLM's default", ge=1)
-    enforce_eager: bool = option(False, "no compiled graphs (faster start, slower decode; CPU tests)")
-    batching: str = option("continuous", "continuous: a turn joins the running batch at the next engine iteration "
-                           "(kgym.rollout.continuous); rounds: each engine call takes every turn queued while the "
-                           "last one ran (kgym.rollout.batcher)", choices=("continuous", "rounds"))
-    dtype: str = option("auto", "vLLM dtype")
-    cpu_kv_cache_gib: float | None = option(None, "CPU build only: KV cache GiB", gt=0)
-    seed: int = option(0, "engine seed", ge=0)
+if TYPE_CHECKING:
+    from jobs.rl_placement import Placement
+    from kgym.rollout.rollout_core import RolloutConfig
 
 
 @dataclass(frozen=True)
@@ -175,77 +68,6 @@ class OffPolicySection:
     max_staleness: int = option(1, "samples more than this many policy versions behind the learner are dropped "
                                 "and counted", ge=0)
     adapter_window: int = option(1, "versions the rollout engine keeps behind the newest", ge=1)
-
-
-def _loss_names() -> tuple[str, ...]:
-    from kgym.rl.losses import loss_names  # imports torch: only when a config is checked
-
-    return loss_names()
-
-
-@dataclass(frozen=True)
-class LearnerSection:
-    """[learner]: the learner (kgym.training.learner_core.LearnerConfig) and its policy loss."""
-
-    gpus: float = option(1, "Ray GPU share of the learner actor (0: CPU; a fraction shares a GPU; [placement] "
-                         "colocated sets its own share)", ge=0)
-    lr: float = option(1e-5, "AdamW learning rate, linear to 0 over `steps` (the study's)", ge=0, le=1e-2)
-    loss: str = option("cispo", "policy loss by name (kgym.rl.losses): cispo (the study's), grpo, dapo, dr_grpo",
-                       choices=_loss_names)
-    beta: float = option(0.08, "k3 KL weight (the study's; DAPO's paper used 0)", ge=0)
-    epsilon_low: float | None = option(None, "grpo/dapo/dr_grpo: the ratio's clip below, 1 - epsilon_low; omit: the "
-                                       "loss's default (0.2); cispo takes none", gt=0)
-    epsilon_high: float | None = option(None, "cispo: the absolute cap on the ratio (omit: 5.0, ScaleRL's); "
-                                        "grpo/dr_grpo/dapo: the clip above, 1 + epsilon_high (omit: 0.2, 0.2, 0.28)",
-                                        gt=0)
-    dr_grpo_tokens: int = option(6144, "dr_grpo: the constant token count per sequence it divides by (the study's "
-                                 "tokens per turn)", ge=1)
-    quantize_4bit: bool = option(True, "NF4 base (QLoRA, the study's); false on CPU tests")
-    compute_dtype: str = option("bfloat16", "matmul dtype", choices=("bfloat16", "float32", "float16"))
-    token_budget: int = option(16384, "padded tokens per micro-batch", ge=16)
-    logits_chunk: int = option(1024, "completion tokens per lm_head + log-softmax chunk (no tokens x vocab "
-                               "tensor of a long episode); 0: the model's full logits", ge=0)
-    correction: str = option("tis", "the sampler/learner gap's correction: tis (the learner's old log-probs, "
-                             "policy term weighted by min(exp(learner - sampler), correction_cap)), recompute "
-                             "(the learner's old log-probs, no weight) or none (the sampler's as old)",
-                             choices=("tis", "recompute", "none"))
-    correction_cap: float = option(2.0, "TIS truncation cap (verl's 2.0, TRL's 3.0); also the threshold of the "
-                                   "is_truncated_fraction metric", ge=1)
-    gradient_checkpointing: bool = option(True, "recompute activations in backward")
-    lora_r: int = option(8, "LoRA rank without an SFT adapter (the study: 8)", ge=1, le=1024)
-    lora_alpha: int = option(16, "LoRA alpha", ge=1)
-    device: str = option("auto", "auto: cuda if the actor has a GPU, else cpu")
-    seed: int = option(0, "learner seed", ge=0)
-
-    def __post_init__(self) -> None:
-        # The bounds' meaning depends on the loss; say so before anything starts (the loss configs
-        # check the rest when the learner's config is built).
-        if self.loss == "cispo":
-            if self.epsilon_low is not None:
-                raise ConfigError("[learner]: loss 'cispo' caps the ratio above only (epsilon_high, absolute); "
-                                  "remove epsilon_low or pick grpo, dapo or dr_grpo")
-            if self.epsilon_high is not None and not self.epsilon_high > 1:
-                raise ConfigError(f"[learner]: loss 'cispo' takes epsilon_high as an absolute cap on the ratio, "
-                                  f"> 1 (ScaleRL ~5), not {self.epsilon_high}")
-        elif self.epsilon_low is not None and not self.epsilon_low < 1:
-            raise ConfigError(f"[learner]: epsilon_low must be < 1 (the ratio is clipped at 1 - epsilon_low), "
-                              f"not {self.epsilon_low}")
-
-    def learner_config(self, model: str, sft_adapter: str | None, total_steps: int, temperature: float) -> Any:
-        """`temperature`: the sampler's ([sampling] temperature): the learner scores at it."""
-        from kgym.rl import CorrectionConfig, make_loss_config
-        from kgym.training.learner_core import LearnerConfig, LoraSettings
-
-        lora = LoraSettings() if sft_adapter else LoraSettings(r=self.lora_r, alpha=self.lora_alpha)
-        return LearnerConfig(model_path=model, sft_adapter=sft_adapter, quantize_4bit=self.quantize_4bit,
-                             compute_dtype=self.compute_dtype, device=self.device, lora=lora,
-                             loss=make_loss_config(self.loss, beta=self.beta, epsilon_low=self.epsilon_low,
-                                                   epsilon_high=self.epsilon_high,
-                                                   constant_tokens=self.dr_grpo_tokens), lr=self.lr,
-                             total_steps=total_steps, token_budget=self.token_budget,
-                             gradient_checkpointing=self.gradient_checkpointing, checkpoint_dir=None,
-                             seed=self.seed, temperature=temperature, logits_chunk=self.logits_chunk,
-                             correction=CorrectionConfig(method=self.correction, cap=self.correction_cap))
 
 
 @dataclass(frozen=True)
@@ -322,54 +144,53 @@ class RLJobConfig:
                                      "is the KL reference")
     steps: int = option(300, "RL steps (the study: 300)", ge=1)
     tasks_per_step: int = option(1, "tasks (groups) per step (the study: 1)", ge=1)
-    curriculum: CurriculumSection = section(CurriculumSection, "tasks and the ladder")
-    episodes: EpisodesSection = section(EpisodesSection, "groups, modes and reward")
-    sampling: SamplingSection = section(SamplingSection, "generation")
-    engine: EngineSection = section(EngineSection, "the rollout engine")
+    curriculum: CurriculumConfig = section(CurriculumConfig, "tasks and the ladder",
+                                           hybrid_families=HYBRID_FAMILIES)
+    episodes: EpisodeConfig = section(EpisodeConfig, "groups, modes and reward")
+    sampling: SamplingConfig = section(SamplingConfig, "generation")
+    engine: EngineConfig = section(EngineConfig, "the rollout engines")
     resample: ResampleSection = section(ResampleSection, "all-equal groups")
     offpolicy: OffPolicySection = section(OffPolicySection, "the off-policy bound")
-    learner: LearnerSection = section(LearnerSection, "the learner")
+    learner: LearnerConfig = section(LearnerConfig, "the learner")
     eval: EvalSection = section(EvalSection, "the held-out evaluation")
     placement: PlacementSection = section(PlacementSection, "where actors go")
     recovery: RecoverySection = section(RecoverySection, "timeouts and retries")
     checkpoint: CheckpointSection = section(CheckpointSection, "checkpoints and resume")
     records: RecordsSection = section(RecordsSection, "where the rows go", run_id="rl", job_id="rl")
-    farm: FarmSection = section(FarmSection, "the verifier workers")
+    farm: PoolConfig = section(PoolConfig, "the verifier workers")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every verification", factory=dict)
     baselines_off_path: bool = option(False, "tell the farm each step's tasks ahead (prefetch) and, with the eager "
                                       "reward, defer torch.compile; off by default: on an H200 it gave failed "
                                       "verdicts to honest reference solutions (docs/farm.md)")
     metrics: RLMetricsSection = section(RLMetricsSection, "the Prometheus exporters")
-    ray: RaySection = section(RaySection, "which Ray")
+    ray: RaySettings = section(RaySettings, "which Ray")
 
     def __post_init__(self) -> None:
-        check_verify(self.verify)
+        check_verify_table(self.verify)
         if self.engine.max_loras < self.offpolicy.adapter_window + 1:
             raise ConfigError(f"engine.max_loras ({self.engine.max_loras}) must hold offpolicy.adapter_window + 1 "
                               f"({self.offpolicy.adapter_window + 1}) versions")
 
-    def rollout_config(self, placement: Any = None) -> Any:
-        """The rollout actors' settings; `placement` (jobs.rl_placement.Placement) decides sleep mode and
-        the default memory share."""
-        from kgym.rollout.engine import EngineConfig
+    def rollout_config(self, placement: Placement | None = None) -> RolloutConfig:
+        """The rollout actors' settings; `placement` (jobs.rl_placement.Placement) decides the engine's
+        memory share and sleep level (`EngineConfig.placed`). A `ConfigError` when [sampling]
+        choice_file is not a JSON list of strings."""
         from kgym.rollout.rollout_core import RolloutConfig
 
-        e = self.engine
         colocated = placement is not None and placement.mode == "colocated"
-        sleep_level = placement.sleep_level if placement is not None else (e.sleep_level or 0)
-        util = e.gpu_memory_utilization or (0.45 if colocated else 0.85)
-        engine = EngineConfig(model=self.model, max_model_len=e.max_model_len, max_loras=e.max_loras,
-                              dtype=e.dtype, seed=e.seed, enforce_eager=e.enforce_eager, max_num_seqs=e.max_num_seqs,
-                              cpu_kv_cache_gib=e.cpu_kv_cache_gib, tensor_parallel_size=e.tensor_parallel_size,
-                              gpu_memory_utilization=util, sleep_mode=sleep_level > 0)
-        return RolloutConfig(engine=engine, sampling=self.sampling.sampling_config(self.episodes.group_size),
-                             episode=self.episodes.episode_config(), single_fraction=self.episodes.single_fraction,
-                             mix_seed=self.episodes.mix_seed, staleness_window=self.offpolicy.adapter_window,
-                             base_adapter=self.sft_adapter, min_generation_tokens=e.min_generation_tokens,
-                             batching=e.batching)
+        sleep_level = placement.sleep_level if placement is not None else (self.engine.sleep_level or 0)
+        engine = replace(self.engine, model=self.model).placed(colocated, sleep_level)
+        return RolloutConfig(engine=engine, sampling=self.sampling.with_choices(), episode=self.episodes,
+                             adapter_window=self.offpolicy.adapter_window, base_adapter=self.sft_adapter)
 
-    def learner_config(self) -> Any:
-        return self.learner.learner_config(self.model, self.sft_adapter, self.steps, self.sampling.temperature)
+    def learner_config(self) -> LearnerConfig:
+        """The learner of this run: the model, the SFT adapter, `steps` and the sampler's temperature."""
+        return self.learner.for_run(self.model, self.sft_adapter, self.steps, self.sampling.temperature)
+
+    def farm_verify(self) -> dict[str, Any]:
+        """The [verify] table the farm's workers get (`kgym.farm_config.farm_verify`: with
+        `baselines_off_path` and the eager reward, torch.compile is deferred)."""
+        return farm_verify(self.verify, self.episodes.reward, self.baselines_off_path)
 
 
 def load_config(path: str | Path | None, overrides: Iterable[str] = ()) -> RLJobConfig:

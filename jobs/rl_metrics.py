@@ -48,6 +48,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from kgym.contract.rl_step import StepRow
+
 PHASES = ("generation", "verification", "learning", "sleep", "wake", "sync", "checkpoint", "eval", "step")
 MODES = ("single", "repair", "all")
 OUTCOMES = ("solved", "unsolved", "error")
@@ -131,9 +133,10 @@ class RLMetrics:
                 for outcome in OUTCOMES:
                     self.episodes.labels(family=family, mode=mode, outcome=outcome)
 
-    def observe_step(self, stats: Mapping[str, Any], episodes: Iterable[Mapping[str, Any]]) -> None:
-        """A committed step: its stats row (`rl_records.STEP_COLUMNS`) and its trained-or-not training
+    def observe_step(self, step: StepRow, episodes: Iterable[Mapping[str, Any]]) -> None:
+        """A committed step: its row (`kgym.contract.rl_step.StepRow`) and its trained-or-not training
         episode rows (`ROLLOUT_COLUMNS`; resampled groups are counted too, not solve rates of them)."""
+        stats = step.to_row()
         self.step.set(stats["step"])
         self.policy_version.set(stats["version_after"])
         self.steps.labels(status=str(stats["status"])).inc()

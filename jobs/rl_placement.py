@@ -28,9 +28,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING
 
-from jobs.config import ConfigError
+from jobs.sections import ConfigError
+
+if TYPE_CHECKING:
+    from jobs.rl_config import RLJobConfig
+    from kgym.rollout.engine import EngineConfig
 
 # Colocated shares of the one GPU (Ray's logical accounting; memory is vLLM's utilization + sleep).
 COLOCATED_ENGINE_SHARE = 0.5
@@ -68,12 +72,12 @@ class Placement:
                 f"{self.learner_gpus:g} GPU, {farm}{sleep} ({self.gpus:g} GPUs asked for)")
 
 
-def _engine_gpus(engine: Any) -> float:
+def _engine_gpus(engine: EngineConfig) -> float:
     tp = int(engine.tensor_parallel_size)
     return float(max(engine.gpus, tp)) if engine.gpus else 0.0
 
 
-def plan_placement(config: Any, cluster_gpus: float) -> Placement:
+def plan_placement(config: RLJobConfig, cluster_gpus: float) -> Placement:
     """`config`: an `RLJobConfig`; `cluster_gpus`: `ray.cluster_resources()["GPU"]` (0 without)."""
     e, learner, farm = config.engine, config.learner, config.farm
     mode = PlacementMode(config.placement.mode)
@@ -90,7 +94,6 @@ def plan_placement(config: Any, cluster_gpus: float) -> Placement:
                 f"[placement]: the rollout engine ([engine] gpus = {e.gpus:g}) and the learner ([learner] gpus = "
                 f"{learner.gpus:g}) ask for GPUs, but the Ray cluster has none: run on a GPU cluster, or set "
                 f"engine.gpus=0, learner.gpus=0, learner.device=\"cpu\" for a CPU run (jobs/configs/rl_tiny.toml)")
-    sleep = e.sleep_level
     if mode is PlacementMode.CPU:
         if wants_gpu:
             raise ConfigError(f"[placement] mode = \"cpu\", but [engine] gpus = {e.gpus:g} and [learner] gpus = "
@@ -107,7 +110,7 @@ def plan_placement(config: Any, cluster_gpus: float) -> Placement:
             raise ConfigError(f"[placement] mode = \"colocated\" has one verifier worker on the shared GPU; "
                               f"[farm] workers = {farm.workers}: leave it unset or use mode=\"split\"")
         return Placement(mode, COLOCATED_ENGINE_SHARE, 1, COLOCATED_LEARNER_SHARE, 1, COLOCATED_WORKER_SHARE,
-                         1 if sleep is None else sleep)
+                         e.sleep_level_for(colocated=True))
     # split
     engines = _engine_gpus(e) * e.actors
     if e.gpus and e.gpus != int(e.gpus) and e.tensor_parallel_size > 1:
@@ -122,7 +125,7 @@ def plan_placement(config: Any, cluster_gpus: float) -> Placement:
             f"GPU(s) for the farm; it needs {max(1, workers)}. Lower engine.actors/engine.gpus/learner.gpus or "
             f"farm.workers, add GPUs, or use mode=\"colocated\" (everything on one GPU)")
     return Placement(PlacementMode.SPLIT, _engine_gpus(e), e.actors, float(learner.gpus), workers, 1.0,
-                     0 if sleep is None else sleep)
+                     e.sleep_level_for(colocated=False))
 
 
 __all__ = ["Placement", "PlacementMode", "plan_placement"]

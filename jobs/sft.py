@@ -22,21 +22,20 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from jobs.cli import job_main, parser
-from jobs.config import option, section
-
-# Every linear layer of a Qwen2/Llama-style block: attention and MLP.
-TARGET_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+from jobs.job_cli import job_main, parser
+from jobs.sections import option, section
+from kgym.training.learner_config import LORA_TARGETS
 
 
 @dataclass(frozen=True)
-class LoraSettings:
-    """[lora]: the adapter (peft LoraConfig)."""
+class SFTLoraSection:
+    """[lora]: the adapter (peft's LoraConfig; the SFT job's own: RL's learner trains without dropout)."""
 
     r: int = option(8, "LoRA rank (the study: 8)", ge=1, le=1024)
     alpha: int = option(16, "LoRA alpha (scale alpha / r)", ge=1)
     dropout: float = option(0.05, "dropout on the LoRA input", ge=0, le=1)
-    target_modules: tuple[str, ...] = option(TARGET_MODULES, "the linear layers that get an adapter")
+    target_modules: tuple[str, ...] = option(LORA_TARGETS, "the linear layers that get an adapter (every linear "
+                                             "layer of a Qwen2/Llama-style block, as the RL learner's)")
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,7 @@ class SFTJobConfig:
     gradient_checkpointing: bool = option(True, "recompute activations in backward (memory for time)")
     seed: int = option(0, "seed of the adapter's initialisation and the data order", ge=0)
     logging_steps: int = option(10, "log every this many steps", ge=1)
-    lora: LoraSettings = section(LoraSettings, "the LoRA adapter")
+    lora: SFTLoraSection = section(SFTLoraSection, "the LoRA adapter")
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,8 @@ def build(out: str | Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from jobs.config import ConfigError
     from jobs.preflight import check_writable
+    from jobs.sections import ConfigError
     from kgym.cli_common import run_piped
 
     p = argparse.ArgumentParser(prog="python -m jobs.tiny_model", description=__doc__.splitlines()[0])

@@ -21,8 +21,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobs.cli import job_main, parser, toml_string
 from jobs.inputs import InputError, load_requests
+from jobs.job_cli import job_main, parser, toml_string
 from jobs.stream import StreamReport, stream
 from jobs.verify_config import VerifyJobConfig
 

@@ -1,4 +1,4 @@
-"""The batch verification job's configuration: `VerifyJobConfig`, read from TOML (`jobs.config`).
+"""The batch verification job's configuration: `VerifyJobConfig`, read from TOML (`jobs.sections`).
 
     input = "jobs/configs/example_input.jsonl"   # rows: see jobs/inputs.py
     size = "tiny"                                 # size of task rows that do not name one
@@ -27,18 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.config import (
+from jobs.sections import (
     ConfigError,
-    FarmSection,
     MetricsSection,
-    RaySection,
     RecordsSection,
     build,
-    check_verify,
     load_job_config,
     option,
     section,
 )
+from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
 
 __all__ = ["ConfigError", "VerifyJobConfig", "load_config", "parse_config"]
 
@@ -48,13 +46,13 @@ class VerifyJobConfig:
     input: str = option(doc="rows to verify: a .jsonl or .parquet file (jobs/inputs.py)")
     size: str = option("full", "size of task rows that do not name one", choices=("tiny", "small", "full"))
     records: RecordsSection = section(RecordsSection, "where the rows go", run_id="verify", job_id="verify")
-    farm: FarmSection = section(FarmSection, "the verifier workers")
+    farm: PoolConfig = section(PoolConfig, "the verifier workers")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every row", factory=dict)
     metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter")
-    ray: RaySection = section(RaySection, "which Ray")
+    ray: RaySettings = section(RaySettings, "which Ray")
 
     def __post_init__(self) -> None:
-        check_verify(self.verify)
+        check_verify_table(self.verify)
 
 
 def parse_config(data: Mapping[str, Any], where: str = "config") -> VerifyJobConfig:

@@ -1,7 +1,7 @@
 """The paired bootstrap, once: b against a on the same items, the delta in percentage points with a
 95% interval from resampling items with replacement (pairs kept together).
 
-Both of kgym's comparisons use it: KernelBench results (`kgym.kernelbench.bootstrap.compare`: one
+Both of kgym's comparisons use it: KernelBench results (`kgym.kernelbench.comparison.compare`: one
 answer per problem, solved or not, figures.json's `paired_bootstrap_vs_sft`) and the RL job's held-out
 evaluations (`kgym.training.step_rules.compare_evals`: per-task shares of samples solved).
 

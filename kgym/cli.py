@@ -416,10 +416,11 @@ def _add_demo_parser(sub) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     try:
-        from jobs.config import ConfigError
         from jobs.demo import config_from_args, run_demo
     except ImportError as e:
         raise UsageError(f"the demo needs the farm extra (pip install -e '.[farm]'): {e}") from None
+    from kgym.settings import ConfigError
+
     try:
         summary = run_demo(config_from_args(args))
     except ConfigError as e:  # found once the config is read: an unwritable records.out, a farm Ray cannot serve

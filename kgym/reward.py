@@ -26,21 +26,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgym.contract import Baseline, Gate, Verdict
+from kgym.settings import internal, option
 
 BASELINES = tuple(Baseline)
 
 
 @dataclass(frozen=True)
 class RewardConfig:
-    baseline: Baseline = Baseline.EAGER
-    correctness_weight: float = 0.5
-    speed_weight: float = 0.5
-    speed_floor: float = 0.75  # speedup with zero speed credit
-    speed_cap: float = 4.0  # speedup with full speed credit
-    reward_flagged: bool = False  # speed credit for speedups > 10x (suspicious until reviewed)
-    loose_weight: float = 0.05
-    churn_per_submission: float = 0.05
-    churn_max: float = 0.15
+    """How a verdict is scored (the formula above). `baseline` is a setting of the RL job's [episodes]; the
+    weights and bounds are the study's, set here (the farm's record rows score with the same defaults)."""
+
+    baseline: Baseline = option(Baseline.EAGER, "speed baseline of the reward: eager (lesson 8.1, KernelBench's), "
+                                "joint (min of eager and compile), compile (the study's original, not recommended)")
+    correctness_weight: float = internal(0.5, "w_c: weight of the share of hidden cases passed")
+    speed_weight: float = internal(0.5, "w_s: weight of the speed credit")
+    speed_floor: float = internal(0.75, "v_lo: the speedup with zero speed credit")
+    speed_cap: float = internal(4.0, "v_hi: the speedup with full speed credit")
+    reward_flagged: bool = internal(False, "speed credit for speedups > 10x (suspicious until reviewed)")
+    loose_weight: float = internal(0.05, "w_loose: partial credit at 1e-2 when no answer of a group passes "
+                                   "every case")
+    churn_per_submission: float = internal(0.05, "taken off per repair submission after the first")
+    churn_max: float = internal(0.15, "at most this much churn")
+
+    @property
+    def reads_compile(self) -> bool:
+        """The reward reads the torch.compile figure (compile or joint): a verdict must wait for it."""
+        return self.baseline is not Baseline.EAGER
 
     def __post_init__(self) -> None:
         if self.baseline not in BASELINES:

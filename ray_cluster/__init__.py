@@ -10,14 +10,14 @@ never imports it.
         verdict = await FarmEvaluator(pool).evaluate(request)   # an episode, from any actor or driver
 
 The request/result data is `kgym.contract`'s; `worker.py` the `VerifierWorker` actor and its health
-probe, `service.py` the `FarmService` actor (placement, backpressure, retries, replacement,
-exactly-once by evaluation id, rows to the sink), `pool.py` its driver-side client with the batch
-`run`, `evaluator.py` the episodes' `Evaluator` over it, `pool_config.py` their settings,
-`task_actor.py` the curriculum actor, `sink.py` the records + metrics actor, `session.py`
-connecting to Ray, `learner.py` the `LearnerActor` over `kgym.training.learner_core.Learner`,
-`rollout.py` the `RolloutActor` over `kgym.rollout.rollout_core.Rollout`, `configs/` a
-cluster-launcher YAML and a KubeRay RayCluster manifest. What these actors wrap lives in the library,
-without Ray; this package holds the actors.
+probe, `service.py` the `FarmService` actor (placement, backpressure, retries, replacement, exactly-once
+by evaluation id, rows to the sink), `pool.py` its driver-side client with the batch `run`,
+`farm_evaluator.py` the episodes' `Evaluator` over it, `pool_config.py` their counters (their settings,
+`PoolConfig` and `WorkerConfig`, are `kgym.farm_config`'s), `task_actor.py` the curriculum actor,
+`sink.py` the records + metrics actor, `session.py` connecting to Ray, `learner.py` the `LearnerActor`
+over `kgym.training.learner_core.Learner`, `rollout.py` the `RolloutActor` over
+`kgym.rollout.rollout_core.Rollout`, `configs/` a cluster-launcher YAML and a KubeRay RayCluster
+manifest. What these actors wrap lives in the library, without Ray; this package holds the actors.
 
 Names are imported on first use (PEP 562): `from ray_cluster import Learner` imports the learner's plain
 class without importing Ray through this package.
@@ -31,18 +31,18 @@ from typing import Any
 # exported name -> the module that defines it
 _EXPORTS = {
     "EvalRequest": "kgym.contract", "EvalResult": "kgym.contract", "WorkerReply": "kgym.contract",
-    "FarmEvaluator": "ray_cluster.evaluator",
+    "FarmEvaluator": "ray_cluster.farm_evaluator",
     "VerifierPool": "ray_cluster.pool",
-    "PoolConfig": "ray_cluster.pool_config", "PoolStats": "ray_cluster.pool_config",
+    "PoolConfig": "kgym.farm_config", "PoolStats": "ray_cluster.pool_config",
     "cluster_plan": "ray_cluster.pool_config",
     "FarmService": "ray_cluster.service", "give_up_result": "ray_cluster.service",
-    "RaySettings": "ray_cluster.session", "connect": "ray_cluster.session",
+    "RaySettings": "kgym.farm_config", "connect": "ray_cluster.session",
     "RecordSink": "ray_cluster.sink", "SinkConfig": "ray_cluster.sink", "SinkSummary": "ray_cluster.sink",
     "TaskActor": "ray_cluster.task_actor",
-    "VerifierWorker": "ray_cluster.worker", "WorkerConfig": "ray_cluster.worker", "WorkerHealth": "ray_cluster.worker",
+    "VerifierWorker": "ray_cluster.worker", "WorkerConfig": "kgym.farm_config", "WorkerHealth": "ray_cluster.worker",
     "LearnerActor": "ray_cluster.learner",
-    "Learner": "kgym.training.learner_core", "LearnerConfig": "kgym.training.learner_core",
-    "LoraSettings": "kgym.training.learner_core", "StepMetrics": "kgym.training.learner_core",
+    "Learner": "kgym.training.learner_core", "LearnerConfig": "kgym.training.learner_config",
+    "LoraSettings": "kgym.training.learner_config", "StepMetrics": "kgym.training.learner_core",
     "StepStatus": "kgym.training.learner_core",
     "latest_checkpoint": "kgym.training.learner_core",
 }

@@ -21,17 +21,13 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kgym.farm_config import gpu_workers
 from ray_cluster.cluster_watch import NodeView
 
 
 def decide_gpu(use_gpus: bool | None, nodes: Mapping[str, NodeView]) -> bool:
-    """GPU workers or CPU workers, decided once when the farm starts."""
-    has_gpu = any(n.gpus >= 1 for n in nodes.values())
-    if use_gpus and not has_gpu:
-        raise ValueError("GPU workers asked for (use_gpus=true), but no live node of the Ray cluster has a GPU: "
-                         "start the cluster with at least one GPU node (the configs in ray_cluster/configs keep one), "
-                         "or set use_gpus=false for CPU workers")
-    return has_gpu if use_gpus is None else use_gpus
+    """GPU workers or CPU workers, decided once when the farm starts (`kgym.farm_config.gpu_workers`)."""
+    return gpu_workers(use_gpus, any(n.gpus >= 1 for n in nodes.values()))
 
 
 def capacity(node: NodeView, gpu: bool, cpus_per_worker: float, gpus_per_worker: float = 1.0) -> int:

@@ -11,7 +11,7 @@ candidate's verification later finds them in the cache and validates them beside
 any cached entry. It also measures, after a verdict, the torch.compile baseline that the verdict left
 out (`VerifyConfig.defer_compile`, eager rewards), and hands every full measurement (on a
 candidate's path, prefetched or deferred) to `emit` as rows of the run's baselines table
-(`kgym.records.baselines`).
+(`kgym.records.baseline_table`).
 
 Order of events on one worker (one GPU):
 1. `verifying()` wraps each verification: it takes the GPU turn (waiting for a measurement already
@@ -275,7 +275,7 @@ class Prefetcher:
 
     def _row(self, req: BaselineRequest, kind: str, timing: Any, source: str, seconds: float | None,
              measured_at: float | None) -> dict[str, Any]:
-        from kgym.records.baselines import baseline_row
+        from kgym.records.baseline_table import baseline_row
 
         return baseline_row(task=req.task, seed=req.seed, kind=kind, timing=timing, source=source,
                             device=str(self.verifier.device), worker=self.info, seconds=seconds,

@@ -8,7 +8,7 @@ parallelism) and serves groups of episodes: a thin shell over `kgym.rollout.roll
 It is an async actor: `rollout` calls from the driver run concurrently on the actor's event loop,
 their episodes interleaved over one engine, and each submission awaits the farm while others
 generate. The evaluator is given as the farm service's actor name (or a `FarmService` handle) and
-built inside the actor (`ray_cluster.evaluator.FarmEvaluator`), or as any picklable evaluator.
+built inside the actor (`ray_cluster.farm_evaluator.FarmEvaluator`), or as any picklable evaluator.
 
 Placement: `num_gpus=1` by default; a CPU engine (vLLM's CPU build) uses `.options(num_gpus=0)`.
 For tensor parallelism over k GPUs set `EngineConfig.tensor_parallel_size=k` and give the actor a
@@ -32,7 +32,7 @@ from kgym.tasks.task import Task
 
 def _evaluator(evaluator: Any):
     if isinstance(evaluator, str) or hasattr(evaluator, "submit"):
-        from ray_cluster.evaluator import FarmEvaluator
+        from ray_cluster.farm_evaluator import FarmEvaluator
 
         return FarmEvaluator(evaluator)
     return evaluator

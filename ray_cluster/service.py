@@ -38,7 +38,7 @@ updates the autoscaler ask (`autoscale.py`), and every `watch_interval_s` reads 
 at once, so a worker of a dead node is not started again there.
 Every method runs on the actor's one event loop (one concurrency group), so no state is shared
 across threads. Does not build requests, score verdicts or know who submits (a batch job's client
-in `pool.py`, an episode's `FarmEvaluator` in `evaluator.py`).
+in `pool.py`, an episode's `FarmEvaluator` in `farm_evaluator.py`).
 """
 
 from __future__ import annotations

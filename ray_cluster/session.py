@@ -10,20 +10,12 @@ not tensors). `address="local"` always starts a new instance, which also sideste
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 import ray
 
-OBJECT_STORE_BYTES = 200 * 2**20
+from kgym.farm_config import RaySettings
 
-
-@dataclass(frozen=True)
-class RaySettings:
-    address: str | None = None  # None: $RAY_ADDRESS if set, else a new local instance
-    num_cpus: int | None = None  # local instance only; default os.cpu_count()
-    num_gpus: int | None = None  # local instance only; default what Ray detects
-    object_store_bytes: int = OBJECT_STORE_BYTES
-    include_dashboard: bool = False
+__all__ = ["RaySettings", "connect"]
 
 
 def connect(settings: RaySettings = RaySettings()) -> bool:

@@ -7,7 +7,7 @@ id), updating `kgym.metrics.Metrics` from each row, serving them over HTTP (`sta
 advertising the exporter in a Prometheus file_sd target file. A row with outcome "error" (kgym's
 failure) never shadows a verdict: it is written only while the id has no row yet, and a later verdict
 for that id is still written (the reader prefers it). Baseline rows the workers measured off the
-candidates' path (`write_baselines`) go to the run's baselines table (`kgym.records.baselines`).
+candidates' path (`write_baselines`) go to the run's baselines table (`kgym.records.baseline_table`).
 Does not run verifications (`pool.py`).
 """
 
@@ -66,7 +66,7 @@ def recorded_verdict_ids(run_path: str | Path) -> tuple[set[str], set[str]]:
 class RecordSink:
     def __init__(self, config: SinkConfig):
         from kgym.metrics import Metrics, start_exporter, write_targets_file
-        from kgym.records.baselines import BaselineWriter
+        from kgym.records.baseline_table import BaselineWriter
         from kgym.records.writer import RecordWriter
 
         self.config = config
@@ -135,7 +135,7 @@ class RecordSink:
         return new
 
     def write_baselines(self, rows: list[Mapping[str, Any]]) -> int:
-        """Store baseline rows (`kgym.records.baselines.baseline_row`) in the run's baselines table."""
+        """Store baseline rows (`kgym.records.baseline_table.baseline_row`) in the run's baselines table."""
         for row in rows:
             self.baselines.write(row)
         return len(rows)

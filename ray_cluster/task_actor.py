@@ -19,8 +19,10 @@ from kgym.tasks.task import Task
 
 @ray.remote(num_cpus=0)
 class TaskActor:
-    def __init__(self, config: CurriculumConfig = CurriculumConfig(), seed: int = 0,
+    def __init__(self, config: CurriculumConfig = CurriculumConfig(), seed: int | None = None,
                  state: dict[str, Any] | None = None):
+        """`seed`: the draws' (None: `config.seed`)."""
+        seed = config.seed if seed is None else seed
         self.curriculum = Curriculum(config, seed)
         self.rng = random.Random(f"kgym/task-actor/{seed}")
         if state is not None:

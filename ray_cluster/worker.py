@@ -17,41 +17,17 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import ray
 
 from kgym.contract import EvalRequest, WorkerReply
-from kgym.verify.sandbox import Sandbox
+from kgym.farm_config import CPU_SPARES, GPU_SPARES, WorkerConfig, default_spares
 
 _PROBE_N = 4099  # an awkward length: a device that drops a tail or a tile gets the sum wrong
-# Spares kept ahead when WorkerConfig.spares is None. On a GPU each verification of a microsecond task
-# takes ~1 s once a spare is ready and a spare's start ~7-8 s, so a worker's throughput is about
-# spares / start time: on an H200 with 16 host cores, 29.5 candidates/min with 4 spares, 46.7 with 8
-# (benchmarks/farm_throughput.py --spares 4,8). Each spare is a process that has imported torch and
-# started a CUDA context. On the CPU one spare keeps up.
-GPU_SPARES = 8
-CPU_SPARES = 1
 
-
-def default_spares(device: str) -> int:
-    """Spares a worker keeps ahead on `device` ("cuda:N" or "cpu") when its config names none."""
-    return GPU_SPARES if device.startswith("cuda") else CPU_SPARES
-
-
-@dataclass(frozen=True)
-class WorkerConfig:
-    """How each worker builds its verifier. `verify` holds `VerifyConfig` fields (timed_runs, ...)."""
-
-    device: str = "auto"  # auto: cuda:0 when Ray gave this actor a GPU, else cpu
-    spares: int | None = None  # warm candidate processes kept ahead (None: GPU_SPARES on a GPU, else CPU_SPARES)
-    quiet_mode: str = Sandbox.DEFAULT_QUIET_MODE  # spares warming when a short kernel is timed: "pause" or "wait"
-    zygote: bool = Sandbox.DEFAULT_ZYGOTE  # spares forked from a zygote (False: started cold with Popen)
-    cache_dir: str | None = None  # baseline cache (default ~/.cache/kgym/baselines or $KGYM_CACHE_DIR)
-    case_secret: bytes | None = None  # one secret for the whole pool, so a retry sees the same cases
-    verify: dict[str, Any] = field(default_factory=dict)
-    max_consecutive_errors: int = 2  # kgym errors in a row after which the worker reports itself unhealthy
+__all__ = ["CPU_SPARES", "GPU_SPARES", "VerifierWorker", "WorkerConfig", "WorkerHealth", "default_spares"]
 
 
 @dataclass(frozen=True)
@@ -78,13 +54,11 @@ class VerifierWorker:
 
         self.worker_id = worker_id
         self.config = config
-        device = config.device
-        if device == "auto":
-            device = "cuda:0" if ray.get_gpu_ids() else "cpu"
+        device = config.resolved_device(bool(ray.get_gpu_ids()))
         spares = config.spares if config.spares is not None else default_spares(device)
         self.verifier = Verifier(VerifyConfig(device=device, **config.verify), spares=spares,
                                  cache_dir=config.cache_dir, case_secret=config.case_secret,
-                                 quiet_mode=config.quiet_mode, zygote=config.zygote)
+                                 **config.sandbox_options())
         self.info = WorkerInfo.here(str(self.verifier.device), worker_id)
         self.evaluations = 0
         self.consecutive_errors = 0

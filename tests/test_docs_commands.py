@@ -85,7 +85,7 @@ def test_a_documented_command_parses(page, command, capsys, monkeypatch):
     config = _config(rest)
     if config is not None:
         assert (ROOT / config).is_file(), f"{page}: {config} does not exist"
-        from jobs.config import load_job_config
+        from jobs.sections import load_job_config
 
         mod, name = CONFIGS[module]
         cls = getattr(importlib.import_module(mod), name)

@@ -218,7 +218,7 @@ def test_library_reaches_the_farm_only_lazily_from_the_cli():
 
 # The one function of the contract that reads the heavy stack: WorkerInfo.here() describes the worker
 # process it runs in (torch and Triton versions, the GPU's name), which has torch already.
-CONTRACT_FUNCTION_IMPORTS = {("kgym.contract.worker", "torch"), ("kgym.contract.worker", "triton")}
+CONTRACT_FUNCTION_IMPORTS = {("kgym.contract.worker_info", "torch"), ("kgym.contract.worker_info", "triton")}
 
 
 def test_contract_imports_no_torch_statically():

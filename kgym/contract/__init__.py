@@ -10,12 +10,24 @@ all import it; nothing here computes a verdict or a reward.
 """
 
 from kgym.contract.ids import canonical_json, evaluation_id, source_hash
-from kgym.contract.names import FAILURE_KINDS, FAMILIES, GATES, HARD_GATES, Baseline, EndReason, Gate, Mode, Outcome
+from kgym.contract.names import (
+    FAILURE_KINDS,
+    FAMILIES,
+    GATES,
+    HARD_GATES,
+    Baseline,
+    Correction,
+    EndReason,
+    Gate,
+    Mode,
+    Outcome,
+)
 from kgym.contract.request import Episode, EvalRequest, EvalResult, WorkerReply
 from kgym.contract.verdict import CaseResult, Timing, Verdict
 from kgym.contract.version import VERIFIER_VERSION
-from kgym.contract.worker import WorkerInfo
+from kgym.contract.worker_info import WorkerInfo
 
 __all__ = ["FAILURE_KINDS", "FAMILIES", "GATES", "HARD_GATES", "VERIFIER_VERSION", "Baseline", "CaseResult",
+           "Correction",
            "EndReason", "Episode", "EvalRequest", "EvalResult", "Gate", "Mode", "Outcome", "Timing", "Verdict",
            "WorkerInfo", "WorkerReply", "canonical_json", "evaluation_id", "source_hash"]

@@ -1,5 +1,5 @@
 """The names that cross a boundary: gates, outcomes, episode modes and end reasons, speed baselines,
-task families.
+the learner's corrections, task families.
 
 Each is a `StrEnum`, so a member compares equal to its string (`Gate.POLICY == "policy"`) and is
 stored in Parquet, JSON and Prometheus labels as that string. Every module that needs one of these
@@ -78,6 +78,19 @@ class EndReason(StrEnum):
     def is_terminated(self) -> bool:
         """The model ended the episode itself (Gymnasium's `terminated`)."""
         return not self.is_truncated()
+
+
+class Correction(StrEnum):
+    """How the learner corrects the sampler/learner gap (`kgym.rl.correction`; `[learner] correction`)."""
+
+    NONE = "none"  # old = sampler log-probs
+    RECOMPUTE = "recompute"  # old = the learner's own log-probs before the update
+    TIS = "tis"  # old = the learner's, policy term weighted by min(exp(learner - sampler), cap)
+
+    @property
+    def recomputes(self) -> bool:
+        """Does the learner compute its own old log-probs for every sample (one forward more)?"""
+        return self is not Correction.NONE
 
 
 class Baseline(StrEnum):

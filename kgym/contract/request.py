@@ -16,7 +16,7 @@ from typing import Any
 from kgym.contract.ids import evaluation_id
 from kgym.contract.names import Outcome
 from kgym.contract.verdict import Verdict
-from kgym.contract.worker import WorkerInfo
+from kgym.contract.worker_info import WorkerInfo
 
 
 @dataclass(frozen=True)

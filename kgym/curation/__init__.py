@@ -6,13 +6,13 @@
     result.report.counts, result.dataset            # the funnel, and dataset.parquet beside funnel.json/png
 
 One stage per file (rows, normalise, cap, decontam, classify, verification, labels, replay, length,
-messages, dataset, report, plot), wired in `pipeline.py`; `names.py` holds the stage and drop names,
-`config.py` the funnel's typed config. The farm backend and the job's TOML config live with the job
-(`jobs/curate.py`, on the shared `jobs.config`): this package never imports Ray.
+messages, dataset, report, plot), wired in `pipeline.py`; `funnel_names.py` holds the stage and drop names,
+`curate_config.py` the funnel's typed config. The farm backend and the job's TOML config live with the job
+(`jobs/curate.py`, loaded by `kgym.settings`): this package never imports Ray.
 """
 
-from kgym.curation.config import CurateConfig
-from kgym.curation.names import Drop, Label, Stage
+from kgym.curation.curate_config import CurateConfig
+from kgym.curation.funnel_names import Drop, Label, Stage
 from kgym.curation.pipeline import CurationResult, Fate, curate
 from kgym.curation.report import FunnelReport, table
 from kgym.curation.verification import Backend, LocalBackend, recorded_verdicts, verify_all

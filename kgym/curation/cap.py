@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import TypeVar
 
-from kgym.curation.names import Drop
+from kgym.curation.funnel_names import Drop
 
 T = TypeVar("T")
 

@@ -4,12 +4,12 @@
 
 The order of the stages (the issue's, after the study):
  1. read the rows (`rows.py`)            4. decontaminate against KernelBench (`decontam.py`; first,
-                                            as it reads only text: see names.py)
+                                            as it reads only text: see funnel_names.py)
  2. normalise to KernelBench form (`normalise.py`)   3. duplicates and <= N per module (`cap.py`)
  5. classify by AST (`classify.py`)      6. scale the inputs to ~1M elements (`normalise.py`)
  7. verify through every gate (`verification.py`; answers the AST took for pure Triton that fail
     isolation are verified again as hybrids), and label hybrid by the verdict
- 8. label faster than eager / compile (`labels.py`)   9. gym replay rows (`replay.py`)
+ 8. label faster than eager / compile (`labels.py`)   9. gym replay rows (`episode_replay.py`)
 10. length filter (`length.py`)          11. the dataset (`dataset.py`), the report and its plot.
 Every source row ends with a `Fate` (kept, or the stage that dropped it and why), so a test or a
 user can see where each row went. Resumable through the verification records (`verify_all`).
@@ -27,11 +27,11 @@ from typing import Protocol
 from kgym.contract import EvalRequest, Verdict
 from kgym.curation.cap import cap_per_module
 from kgym.curation.classify import answer_mode, ast_hybrid, retry_as_hybrid
-from kgym.curation.config import CurateConfig
+from kgym.curation.curate_config import CurateConfig
 from kgym.curation.dataset import DatasetRow, write_dataset
+from kgym.curation.funnel_names import Drop, Label, Stage
 from kgym.curation.labels import speed_labels
 from kgym.curation.messages import chat
-from kgym.curation.names import Drop, Label, Stage
 from kgym.curation.normalise import Normalised, normalise, scaled_task
 from kgym.curation.report import FunnelReport
 from kgym.curation.rows import read_source
@@ -129,7 +129,7 @@ def curate(config: CurateConfig, backend: Backend, *, progress: Progress | None 
     report.counts[Stage.SOURCE_ANSWERS] = len(answered)
     report.counts[Stage.SOURCE_MODULES] = len({s.module_key for s, _ in answered})
 
-    # 4. decontaminate (first: see names.py)
+    # 4. decontaminate (first: see funnel_names.py)
     if config.kernelbench:
         from kgym.curation.decontam import Contamination
 
@@ -219,7 +219,7 @@ def curate(config: CurateConfig, backend: Backend, *, progress: Progress | None 
                                faster_than_compile=lab.faster_than_compile))
     owners: list[Fate | None] = [i.fate for i in verified]
     if config.replay:
-        from kgym.curation.replay import replay_rows
+        from kgym.curation.episode_replay import replay_rows
 
         progress.stage("gym replay")
         replayed, counts = replay_rows(config.replay, config.replay_per_family)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kgym.curation.names import Label, Stage
+from kgym.curation.funnel_names import Label, Stage
 from kgym.curation.report import FunnelReport, study_figure
 
 _SHOWN = [Stage.SOURCE_ANSWERS, Stage.DECONTAMINATED, Stage.NORMALISED, Stage.CAPPED, Stage.VERIFIED, Stage.KEPT,

@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from kgym.curation.names import STUDY_FIGURES, Label, Stage
+from kgym.curation.funnel_names import STUDY_FIGURES, Label, Stage
 
 # sft_dataset.kimi_k2_kernelbook_funnel, gym_rows, rows and faster_than_torch_compile of the figures file.
 STUDY: dict[str, int] = {"source_answers": 6875, "source_modules": 2430, "normalized_decontaminated_capped": 5389,

@@ -11,7 +11,7 @@ answers; learner samples; a TRL adapter.
 
 `evaluator.py` the Evaluator protocol and its local form, `cache.py` the verdict cache by id,
 `budget.py` token estimates and trimming, `feedback.py` what the tools say about a verdict,
-`tools.py` the three repair tools and their limits, `single.py` single-turn scoring, `tokens.py`
+`tools.py` the three repair tools and their limits, `single.py` single-turn scoring, `turn_tokens.py`
 a turn's sampler tokens, `env.py` reset/step, `rollouts.py` driving episodes with a policy,
 `group.py` group post-processing, `flatten.py` episodes as learner samples, `mix.py` the
 single/repair mix, `sync.py` a private event loop for synchronous callers, `trl_adapter.py` TRL's
@@ -39,7 +39,7 @@ _NAMES = {
     "act": "rollouts", "rollout": "rollouts", "rollout_group": "rollouts",
     "SingleTurnScore": "single", "score_answer": "single",
     "SyncRunner": "sync",
-    "TurnSample": "tokens",
+    "TurnSample": "turn_tokens",
     "TOOL_NAMES": "tools", "RepairTools": "tools", "ToolCall": "tools", "ToolResult": "tools",
     "parse_tool_call": "tools",
 }

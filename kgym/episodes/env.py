@@ -33,32 +33,50 @@ from __future__ import annotations
 
 import copy
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kgym.contract import EndReason, Mode
 from kgym.episodes.budget import TokenCounter, estimate_tokens
 from kgym.episodes.evaluator import Evaluator
+from kgym.episodes.group import GROUP_SIZE
+from kgym.episodes.mix import SINGLE_FRACTION, ModeMix
 from kgym.episodes.result import EpisodeResult, Evaluation
 from kgym.episodes.single import score_answer
-from kgym.episodes.tokens import TurnSample
 from kgym.episodes.tools import RepairTools, parse_tool_call
+from kgym.episodes.turn_tokens import TurnSample
 from kgym.reward import RewardConfig
+from kgym.settings import internal, option, section
 from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS, repair_messages
 from kgym.tasks.task import Task
 
 
 @dataclass(frozen=True)
 class EpisodeConfig:
-    max_submissions: int = MAX_SUBMISSIONS  # submit_kernel calls verified per repair episode
-    max_turns: int = 10  # assistant messages per repair episode
-    inspect_token_budget: int = 1024  # tokens of one inspect_evaluation answer
-    score_unfinished: bool = True  # at the turn limit, score the last submission (else 0)
-    reward: RewardConfig = field(default_factory=RewardConfig)
+    """[episodes] of the RL job: a task's group of episodes, the single/repair mix, the repair limits and
+    the reward's baseline (`reward`'s other terms are the study's, fixed here)."""
+
+    group_size: int = option(GROUP_SIZE, "answers per task (the study: 8)", ge=2, le=256)
+    single_fraction: float = option(SINGLE_FRACTION, "share of groups run single-turn; the rest repair (the study: "
+                                    "25/75)", ge=0, le=1)
+    mix_seed: int = option(0, "seed of the per-group mode draw (mix)", ge=0)
+    max_submissions: int = option(MAX_SUBMISSIONS, "submit_kernel calls verified per repair episode (the study: up "
+                                  "to four)", ge=1)
+    max_turns: int = option(10, "assistant turns per repair episode", ge=1)
+    reward: RewardConfig = section(RewardConfig, "how an episode is scored", inline=True)
+    inspect_token_budget: int = internal(1024, "tokens of one inspect_evaluation answer")
+    score_unfinished: bool = internal(True, "at the turn limit, score the last submission (else 0)")
 
     def __post_init__(self) -> None:
         if self.max_submissions < 1 or self.max_turns < 1 or self.inspect_token_budget < 16:
             raise ValueError("need max_submissions >= 1, max_turns >= 1, inspect_token_budget >= 16")
+        if self.group_size < 1:
+            raise ValueError("need group_size >= 1")
+
+    @property
+    def mix(self) -> ModeMix:
+        """Which groups run single-turn (`single_fraction`, drawn with `mix_seed`)."""
+        return ModeMix(self.single_fraction, self.mix_seed)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from kgym.episodes.result import EpisodeResult
-from kgym.episodes.tokens import TurnSample
+from kgym.episodes.turn_tokens import TurnSample
 from kgym.rl.batch import Sample, Turn, flatten_turns
 
 

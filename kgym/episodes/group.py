@@ -25,7 +25,7 @@ GROUP_SIZE = 8
 
 @dataclass(frozen=True)
 class GroupConfig:
-    size: int = GROUP_SIZE
+    group_size: int = GROUP_SIZE  # answers per task: the RL job's [episodes] group_size
     loose_credit: bool = True  # partial credit at 1e-2 when the whole group fails
     equal_tol: float = 1e-9  # rewards closer than this count as equal
 
@@ -67,8 +67,8 @@ def score_group(episodes: Sequence[EpisodeResult], reward_config: RewardConfig |
     if len(ids) != 1 or len(tasks) != 1:
         raise ValueError(f"one group, one task: got groups {sorted(ids)} and tasks {sorted(tasks)}")
     notes = []
-    if len(episodes) != config.size:
-        notes.append(f"group of {len(episodes)} answers, configured size {config.size}")
+    if len(episodes) != config.group_size:
+        notes.append(f"group of {len(episodes)} answers, configured size {config.group_size}")
     verdicts = [_scored_verdict(e) for e in episodes]
     subs = [max(1, e.submissions) for e in episodes]
     if config.loose_credit:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kgym.contract import EndReason, Episode, Mode, Verdict
-from kgym.episodes.tokens import TurnSample
+from kgym.episodes.turn_tokens import TurnSample
 from kgym.reward import RewardConfig
 
 

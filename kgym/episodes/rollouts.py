@@ -3,7 +3,7 @@ group concurrently.
 
 A policy is any callable from the conversation so far (a list of chat messages) to the assistant's
 next message (a dict in OpenAI form, or plain text), or to `(message, TurnSample)` when it samples
-tokens (the learner needs them: `tokens.py`); it may be a coroutine function (a vLLM client
+tokens (the learner needs them: `turn_tokens.py`); it may be a coroutine function (a vLLM client
 awaiting its engine) or a plain function (a scripted list of answers in the tests). Does not batch
 generation across episodes (a sampler does that by serving many concurrent `rollout`s) and does
 not post-process the group's rewards (`group.py`).
@@ -20,7 +20,7 @@ from kgym.contract import Mode
 from kgym.episodes.env import EpisodeConfig, KernelEnv
 from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.result import EpisodeResult
-from kgym.episodes.tokens import TurnSample
+from kgym.episodes.turn_tokens import TurnSample
 from kgym.tasks.task import Task
 
 Message = dict[str, Any] | str

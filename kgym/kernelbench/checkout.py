@@ -3,7 +3,7 @@
 Layout: `<root>/KernelBench/level<N>/<id>_<Name>.py` (the repository), or `<root>/level<N>/...` when
 pointed at the dataset folder itself. A problem is its level, its numeric id, its name and its
 source (a KernelBench-form module: `Model`, `get_inputs`, `get_init_inputs`). Covers finding and
-reading problems only; prompts come from the checkout's own code (`prompts.py`). Nothing of
+reading problems only; prompts come from the checkout's own code (`checkout_prompts.py`). Nothing of
 KernelBench is copied into kgym.
 """
 

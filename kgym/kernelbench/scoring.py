@@ -9,7 +9,7 @@ denominator):
   loopholes until someone has looked); `*_fast_1_unflagged` leaves them out.
 `strategy` gives, per level, the hybrid split of figures.json's `level2_strategy`: answers keeping a
 PyTorch op (static AST), and unflagged eager fast_1 answers that are hybrid or pure Triton.
-Covers counting one sample per problem; `multisample.py` averages over samples, `bootstrap.py`
+Covers counting one sample per problem; `multisample.py` averages over samples, `comparison.py`
 compares two models.
 """
 

@@ -7,7 +7,7 @@ the at-least-once farm may deliver one evaluation
 more than once. The row kept is the first one that is not a kgym error (a failure of kgym is
 retried and never stands for the kernel's verdict when a real verdict exists), earliest
 `recorded_at` first, then file order. `load` also joins the baselines table found under the same
-path (`baselines.py`: torch.compile figures measured after their verdicts) onto the rows. Does not
+path (`baseline_table.py`: torch.compile figures measured after their verdicts) onto the rows. Does not
 summarise (`replay.py`) or rewrite files (`compact.py`).
 """
 
@@ -67,7 +67,7 @@ def load(path: str | Path, *, deduplicate: bool = True, filesystem: Any = None,
     df = read_table(path, filesystem).to_pandas()
     df = dedupe(df) if deduplicate else df
     if baselines:
-        from kgym.records.baselines import join_baselines, load_baselines
+        from kgym.records.baseline_table import join_baselines, load_baselines
 
         df = join_baselines(df, load_baselines(path, filesystem))
     return df

@@ -6,7 +6,8 @@ Layout, inside kgym's records layout (`kgym.records.layout`: ROOT/<run_id>/...):
     ROOT/<run_id>/<family>/part-*.parquet        the farm's evaluation rows (one per verification;
                                                  `kgym.records.load`, `kgym replay`), unchanged
     ROOT/<run_id>/_rl/rollouts/part-*.parquet    one row per episode, training and evaluation
-    ROOT/<run_id>/_rl/steps/part-*.parquet       one row per step attempt
+    ROOT/<run_id>/_rl/steps/part-*.parquet       one row per step attempt (kgym.contract.rl_step.StepRow,
+                                                 whose fields make the table's schema)
     ROOT/<run_id>/_rl/evals/part-*.parquet       one row per held-out evaluation
     ROOT/<run_id>/_rl/attempts/attempt-NNNN.json one per launch of the driver (written before any row)
     ROOT/<run_id>/_rl/done/step-NNNNNN.json      the commit marker of a step: {step, attempt, ...}
@@ -33,7 +34,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
@@ -41,6 +42,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from kgym.contract.rl_step import StepRow
 from kgym.records.layout import Location, locate
 from kgym.records.writer import write_part
 
@@ -123,60 +125,22 @@ ROLLOUT_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = _COMMON + (
     ("dropped_stale", pa.bool_(), False, "dropped by the off-policy bound (too many versions old)"),
 )
 
-STEP_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = _COMMON + (
-    ("status", pa.string(), False, "the learner's StepStatus (ok, no_loss_tokens, non_finite) or 'no_batch'"),
-    ("version_before", pa.int32(), False, "policy version the step's rollouts were asked under"),
-    ("version_after", pa.int32(), False, "policy version after the learner step"),
-    ("learner_step", pa.int32(), False, "optimizer steps done after this step"),
-    ("tasks", pa.int32(), False, "tasks drawn for the step (before resampling)"),
-    ("groups", pa.int32(), False, "groups rolled out, resampled ones included"),
-    ("groups_resampled", pa.int32(), False, "groups whose answers all scored the same and were replaced"),
-    ("groups_all_equal_kept", pa.int32(), False, "all-equal groups kept after the resample budget ran out"),
-    ("episodes", pa.int32(), False, "episodes rolled out"),
-    ("episodes_error", pa.int32(), False, "episodes that failed inside kgym (never trained on)"),
-    ("samples_trained", pa.int32(), False, "learner samples in the batch"),
-    ("dropped_stale", pa.int32(), False, "samples dropped by the off-policy bound"),
-    ("staleness_max", pa.int32(), True, "largest staleness among the batch's samples"),
-    ("reward_mean", pa.float64(), True, "mean reward over the trained groups' episodes"),
-    ("reward_std", pa.float64(), True, "std of those rewards"),
-    ("solve_rate", pa.float64(), True, "solved / episodes of the trained groups"),
-    ("solve_rate_single", pa.float64(), True, "the same, single-turn episodes"),
-    ("solve_rate_repair", pa.float64(), True, "the same, repair episodes"),
-    ("hybrid_rate", pa.float64(), True, "share of solved answers that made a library call"),
-    ("floor_full", pa.float64(), False, "the curriculum's unassisted full-size share for this step"),
-    ("loss", pa.float64(), True, "learner loss"),
-    ("kl", pa.float64(), True, "mean k3 KL to the reference per loss token"),
-    ("entropy", pa.float64(), True, "mean token entropy (nats)"),
-    ("clip_fraction", pa.float64(), True, "loss tokens whose CISPO weight the bound changed"),
-    ("grad_norm", pa.float64(), True, "gradient norm before clipping"),
-    ("lr", pa.float64(), True, "learning rate of the step"),
-    ("logprob_drift", pa.float64(), True, "mean |sampler - learner| log-prob over loss tokens"),
-    ("sampler_kl", pa.float64(), True, "mean k3 estimate of KL(sampler || learner) over those tokens"),
-    ("is_truncated_fraction", pa.float64(), True, "share of those tokens whose learner/sampler ratio exceeds "
-     "the correction cap"),
-    ("train_tokens", pa.int64(), False, "tokens through the learner"),
-    ("generated_tokens", pa.int64(), False, "tokens the engine generated in the step"),
-    ("generation_tokens_per_s", pa.float64(), True, "generated tokens / engine-busy seconds"),
-    ("rollout_s", pa.float64(), False, "wall seconds of the rollout phase (generation and verification overlap)"),
-    ("generation_s", pa.float64(), False, "seconds the engine was generating within the rollout phase"),
-    ("verification_s", pa.float64(), False, "rollout_s - generation_s: the engine idle, episodes waiting on the "
-     "farm"),
-    ("verify_busy_s", pa.float64(), False, "sum of the step's verifications' own wall seconds (farm work)"),
-    ("verifications", pa.int32(), False, "evaluations submitted by the step's episodes"),
-    ("learning_s", pa.float64(), False, "wall seconds of the learner step, as the driver saw it"),
-    ("sync_s", pa.float64(), False, "wall seconds of the adapter sync (write + load into the engine)"),
-    ("generate_calls", pa.int32(), True, "engine calls of the step's rollout: rounds of the round batcher, "
-     "admissions (iterations that took in requests) of the continuous one"),
-    ("mean_batch", pa.float64(), True, "requests per engine call or admission: with the round batcher, low means "
-     "rounds fragmented (turns ready at different times wait for the call in flight)"),
-    ("sleep_s", pa.float64(), True, "colocated mode: seconds the engine took to sleep before the learner step"),
-    ("wake_s", pa.float64(), True, "colocated mode: seconds the learner's memory release and the engine's wake-up "
-     "took"),
-    ("checkpoint_s", pa.float64(), False, "wall seconds of the checkpoint (0 when none was due)"),
-    ("eval_s", pa.float64(), False, "wall seconds of the held-out evaluation (0 when none was due)"),
-    ("step_s", pa.float64(), False, "wall seconds of the whole step"),
-    ("checkpoint", pa.string(), True, "the checkpoint written after the step, if any"),
-)
+# Arrow types by the names the contract's row types use (kgym.contract has no pyarrow).
+ARROW_TYPES: dict[str, pa.DataType] = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(),
+                                       "float64": pa.float64(), "bool": pa.bool_()}
+
+
+def _columns_of(row_type: type, skip: Iterable[str]) -> tuple[tuple[str, pa.DataType, bool, str], ...]:
+    """A contract row type's columns in its field order: name, Arrow type, nullable, doc."""
+    skip = set(skip)
+    return tuple((f.name, ARROW_TYPES[f.metadata["arrow"]], bool(f.metadata["null"]), f.metadata["doc"])
+                 for f in fields(row_type) if f.name not in skip)
+
+
+# The step row is a contract type (kgym.contract.rl_step.StepRow): its fields are the columns, after
+# the columns every table shares (its run_id, attempt and step are those).
+STEP_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = _COMMON + _columns_of(
+    StepRow, (n for n, *_ in _COMMON))
 
 EVAL_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = _COMMON + (
     ("policy_version", pa.int32(), False, "policy evaluated"),

@@ -41,24 +41,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from enum import StrEnum
 
 import torch
 
+from kgym.contract.names import Correction  # the names: one StrEnum, in the contract
 from kgym.rl.tokens import masked_sum
 
 SAFETY_BOUND = 20.0  # |log ratio| clamp before exp: exp(20) ~ 4.9e8 stays finite in float32
-
-
-class Correction(StrEnum):
-    NONE = "none"  # old = sampler log-probs
-    RECOMPUTE = "recompute"  # old = the learner's own log-probs before the update
-    TIS = "tis"  # old = the learner's, policy term weighted by min(exp(learner - sampler), cap)
-
-    @property
-    def recomputes(self) -> bool:
-        """Does the learner compute its own old log-probs for every sample (one forward more)?"""
-        return self is not Correction.NONE
 
 
 @dataclass(frozen=True)

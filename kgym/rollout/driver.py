@@ -43,14 +43,14 @@ from kgym.episodes.env import EpisodeConfig, KernelEnv
 from kgym.episodes.evaluator import Evaluator
 from kgym.episodes.mix import ModeMix
 from kgym.episodes.result import EpisodeResult
-from kgym.episodes.tokens import TurnSample
+from kgym.episodes.turn_tokens import TurnSample
 from kgym.rollout.adapters import AdapterRegistry
 from kgym.rollout.batcher import GenerationBatcher
-from kgym.rollout.context import ContextBudget
+from kgym.rollout.context_budget import ContextBudget
 from kgym.rollout.engine import FinishReason
-from kgym.rollout.prompts import ChatPrompter
 from kgym.rollout.sampling import RL_SAMPLING, SamplingConfig
 from kgym.rollout.toolcalls import parse_tool_calls
+from kgym.rollout.turn_prompts import ChatPrompter
 from kgym.tasks.prompts import TOOLS
 from kgym.tasks.task import Task
 

@@ -19,7 +19,7 @@ What it fixes and why:
   an id this engine has removed is refused (`StaleAdapter`), never served.
 - Sleep/wake (`sleep()`, `wake()`): vLLM's sleep mode frees the GPU's weights/KV memory while the
   learner steps on the same GPU (colocated mode) and takes it back for the next rollout. It exists
-  on CUDA builds only and needs `EngineConfig(sleep_mode=True)`; elsewhere both return a
+  on CUDA builds only and needs `EngineConfig(sleep_level=1)` (or 2); elsewhere both return a
   `SleepOutcome` with `ok=False` and the reason, and nothing is called. Level 1 (weights offloaded
   to host memory) is the default: level 2 with LoRA has crashed vLLM. Not run here (no CUDA vLLM).
 - Two ways to generate, never both on one engine: `generate()` (one blocking call for a batch of
@@ -42,12 +42,13 @@ import os
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 from kgym.rollout.adapters import PolicyAdapter
 from kgym.rollout.sampling import SamplingConfig
+from kgym.settings import internal, option
 
 
 class FinishReason(StrEnum):
@@ -63,33 +64,82 @@ class FinishReason(StrEnum):
             return cls.ABORT
 
 
+# vLLM's share of a GPU's memory while awake, when `gpu_memory_utilization` is omitted: on a GPU of its
+# own, or colocated (the learner and a verifier worker share the rest; `EngineConfig.placed`).
+OWN_GPU_MEMORY = 0.85
+COLOCATED_MEMORY = 0.45
+# How turns reach vLLM: continuous (`kgym.rollout.continuous`) or rounds (`kgym.rollout.batcher`).
+BATCHING = ("continuous", "rounds")
+
+
 @dataclass(frozen=True)
 class EngineConfig:
-    model: str  # a Hugging Face model directory (or name already in the local cache)
-    tokenizer: str | None = None  # default: the model's
-    max_model_len: int = 16384  # prompt + completion of one turn; repair episodes grow with turns
-    enable_lora: bool = True
-    max_loras: int = 2  # adapters resident at once: >= staleness window + 1, and >= 2 (see docstring)
-    max_lora_rank: int = 16  # the learner's rank is 8
-    dtype: str = "auto"
-    seed: int = 0
-    tensor_parallel_size: int = 1  # > 1: one engine over several GPUs (the Ray actor gets a placement group)
-    gpu_memory_utilization: float = 0.85  # CUDA only
-    sleep_mode: bool = False  # colocated with the learner on one GPU (CUDA only)
-    enforce_eager: bool = False
-    max_num_seqs: int | None = None  # vLLM's default when None
-    cpu_kv_cache_gib: float | None = None  # CPU build only: VLLM_CPU_KVCACHE_SPACE, when not set already
+    """[engine] of the RL job: the rollout actors and each one's vLLM engine."""
+
+    model: str = internal("", "a Hugging Face model directory (or a name in the local cache); the RL job sets "
+                          "its `model`")
+    gpus: float = option(1, "Ray GPU share of each rollout actor (0: vLLM's CPU build; [placement] colocated sets "
+                         "its own share)", ge=0)
+    actors: int = option(1, "rollout actors; a step's groups are spread over them", ge=1)
+    tensor_parallel_size: int = option(1, "GPUs one engine spans (vLLM tensor parallelism; split mode only; the "
+                                       "Ray actor gets a placement group)", ge=1, le=64)
+    gpu_memory_utilization: float | None = option(None, "share of the GPU's memory vLLM takes while awake (CUDA "
+                                                  "only); omit: 0.85 on a GPU of its own, 0.45 colocated (the "
+                                                  "learner and a verifier worker share the rest)", gt=0, le=1)
+    sleep_level: int | None = option(None, "vLLM sleep mode while the learner steps: 0 never, 1 weights to host "
+                                     "memory (CUDA only); omit: 1 colocated, 0 otherwise (sleep_level_for)",
+                                     ge=0, le=2)
+    max_model_len: int = option(16384, "prompt + completion of a turn (repair prompts grow with turns)", ge=256)
+    min_generation_tokens: int = option(1024, "a repair turn with less room than this left under max_model_len "
+                                        "ends its episode as truncated (context_limit, scored), never an error",
+                                        ge=1)
+    max_loras: int = option(2, "adapters resident at once (>= [offpolicy] adapter_window + 1, >= 2: see the module "
+                            "docstring)", ge=2)
+    max_num_seqs: int | None = option(None, "vLLM's max_num_seqs; omit: vLLM's default", ge=1)
+    enforce_eager: bool = option(False, "no compiled graphs (faster start, slower decode; CPU tests)")
+    batching: str = option("continuous", "continuous: a turn joins the running batch at the next engine iteration "
+                           "(kgym.rollout.continuous); rounds: each engine call takes every turn queued while the "
+                           "last one ran (kgym.rollout.batcher)", choices=BATCHING)
+    dtype: str = option("auto", "vLLM dtype")
+    cpu_kv_cache_gib: float | None = option(None, "CPU build only: KV cache GiB (VLLM_CPU_KVCACHE_SPACE, when not "
+                                            "set already)", gt=0)
+    seed: int = option(0, "engine seed", ge=0)
+    tokenizer: str | None = internal(None, "default: the model's")
+    enable_lora: bool = internal(True, "serve LoRA adapters (the policy versions)")
+    max_lora_rank: int = internal(16, "the learner's rank is 8")
     # The engine core and its worker in this process (vLLM's in-process client and "uni" executor)
     # instead of two spawned processes, each importing torch and vLLM again: a tiny model's start went
     # from ~41 s to ~7 s on 2 loaded cores. Off by default: vLLM's CPU worker then sets this process's
     # threads and memory binding (a suite that ran it in process saw later timing tests noisier), and
     # on CUDA vLLM's own processes let the scheduler overlap the GPU. One tensor-parallel rank only.
-    in_process: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)  # further vllm.LLM keyword arguments
+    in_process: bool = internal(False, "engine core and worker in this process (see the comment above)")
+    extra: dict[str, Any] = internal(doc="further vllm.LLM keyword arguments", factory=dict)
 
     def __post_init__(self) -> None:
         if self.enable_lora and self.max_loras < 2:
             raise ValueError("max_loras must be >= 2 (a LoRA/base mixed batch with one slot gave wrong outputs)")
+        if self.batching not in BATCHING:
+            raise ValueError(f"batching must be one of {', '.join(BATCHING)}, got {self.batching!r}")
+
+    @property
+    def sleep_mode(self) -> bool:
+        """Built for vLLM's sleep mode (colocated with the learner on one GPU; CUDA only)."""
+        return bool(self.sleep_level)
+
+    def memory_utilization(self, colocated: bool = False) -> float:
+        return self.gpu_memory_utilization or (COLOCATED_MEMORY if colocated else OWN_GPU_MEMORY)
+
+    def sleep_level_for(self, colocated: bool) -> int:
+        """The sleep level on a placement: the setting, else 1 colocated (the engine sleeps while the
+        learner steps on the same GPU) and 0 on a GPU of its own."""
+        if self.sleep_level is not None:
+            return self.sleep_level
+        return 1 if colocated else 0
+
+    def placed(self, colocated: bool, sleep_level: int) -> EngineConfig:
+        """This engine as placed: its memory share and sleep level decided (`sleep_level`: the
+        placement's, `sleep_level_for` or 0 where nothing shares the GPU)."""
+        return replace(self, gpu_memory_utilization=self.memory_utilization(colocated), sleep_level=sleep_level)
 
 
 @dataclass(frozen=True)
@@ -143,6 +193,8 @@ class VLLMEngine:
             os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(config.cpu_kv_cache_gib))
         from vllm import LLM  # lazily: kgym.rollout imports without vLLM
 
+        if not config.model:
+            raise ValueError("EngineConfig.model is not set: a model directory (the RL job sets its `model`)")
         self.config = config
         kwargs: dict[str, Any] = dict(model=config.model, tokenizer=config.tokenizer,
                                       max_model_len=config.max_model_len, dtype=config.dtype, seed=config.seed,
@@ -154,7 +206,7 @@ class VLLMEngine:
         if config.max_num_seqs is not None:
             kwargs["max_num_seqs"] = config.max_num_seqs
         if self.on_cuda:
-            kwargs.update(gpu_memory_utilization=config.gpu_memory_utilization, enable_sleep_mode=config.sleep_mode)
+            kwargs.update(gpu_memory_utilization=config.memory_utilization(), enable_sleep_mode=config.sleep_mode)
         in_process = config.in_process and config.tensor_parallel_size == 1
         # vLLM reads it when the engine is built: whether the engine core gets a process of its own.
         os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0" if in_process else "1"
@@ -358,7 +410,7 @@ class VLLMEngine:
         if not self.on_cuda:
             return "sleep mode needs vLLM's CUDA build (this engine is not on CUDA)"
         if not self.config.sleep_mode:
-            return "the engine was built without sleep_mode=True"
+            return "the engine was built without sleep mode (sleep_level 0)"
         return ""
 
     def sleep(self, level: int = 1) -> SleepOutcome:

@@ -20,8 +20,8 @@ from typing import Any
 
 from kgym.kernelbench import Checkout, build_prompts
 from kgym.rollout.adapters import PolicyAdapter
-from kgym.rollout.prompts import ChatPrompter
 from kgym.rollout.sampling import EVAL_SAMPLING, SamplingConfig
+from kgym.rollout.turn_prompts import ChatPrompter
 
 
 def default_sampling(samples: int, temperature: float | None = None, max_tokens: int | None = None,

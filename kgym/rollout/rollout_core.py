@@ -2,14 +2,14 @@
 that `ray_cluster.rollout.RolloutActor` wraps (usable without a Ray runtime in tests and scripts).
 
     core = Rollout(RolloutConfig(engine=EngineConfig(model=DIR)), evaluator)
-    groups = await core.rollout(tasks)              # GroupRollout per task: G episodes, mode by ModeMix
+    groups = await core.rollout(tasks)              # GroupRollout per task: G episodes, mode by the mix
     core.load_adapter(version, adapter_dir)         # after each learner step
     core.sleep(); ...learner steps...; core.wake()  # colocated mode, CUDA only
 
 Order of events of an adapter sync (the driver of the loop calls them; nothing here calls back):
 the learner's step returns adapter v+1's directory -> `load_adapter(v+1, dir)`: the registry gives
 it a fresh LoRA id (a fresh path is required), the engine loads it, episode turns requested from
-now on use it -> versions more than `staleness_window` behind are retired and their ids removed
+now on use it -> versions more than `adapter_window` behind are retired and their ids removed
 from the engine -> turns already generating finish on the version they started with, and every
 turn records its version (`TurnRecord.policy_version`, `TurnSample.policy_version`). A turn still
 queued on a version retired meanwhile fails its episode with `error` (never served by another id);
@@ -32,57 +32,53 @@ from typing import Any
 from kgym.contract import Mode
 from kgym.episodes.env import EpisodeConfig
 from kgym.episodes.evaluator import Evaluator
-from kgym.episodes.mix import SINGLE_FRACTION, ModeMix
 from kgym.rollout.adapters import AdapterRegistry, PolicyAdapter
 from kgym.rollout.batcher import GenerationBatcher
-from kgym.rollout.context import ContextBudget
+from kgym.rollout.context_budget import ContextBudget
 from kgym.rollout.continuous import ContinuousBatcher
 from kgym.rollout.driver import GroupRollout, RolloutDriver
-from kgym.rollout.engine import Completion, EngineConfig, SleepOutcome, VLLMEngine
+from kgym.rollout.engine import BATCHING, Completion, EngineConfig, SleepOutcome, VLLMEngine
 from kgym.rollout.sampling import RL_SAMPLING, SamplingConfig
 from kgym.tasks.task import Task
 
-BATCHERS = {"continuous": ContinuousBatcher, "rounds": GenerationBatcher}
+BATCHERS = {"continuous": ContinuousBatcher, "rounds": GenerationBatcher}  # by EngineConfig.batching
+assert tuple(BATCHERS) == BATCHING
 
 
 @dataclass(frozen=True)
 class RolloutConfig:
-    engine: EngineConfig
-    sampling: SamplingConfig = RL_SAMPLING  # T=1.0, 6144 new tokens, G=8, thinking off
-    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
-    single_fraction: float = SINGLE_FRACTION  # 25% single-turn groups, 75% repair
-    mix_seed: int = 0
-    staleness_window: int = 1  # versions kept behind the newest (needs engine.max_loras >= window + 1)
+    """A rollout actor's settings: each part is its component's own config (the RL job's [engine],
+    [sampling], [episodes]); the group size is the episodes' (`episode.group_size`), whatever
+    `sampling.group_size` says."""
+
+    engine: EngineConfig  # the engine, its batching and the room a turn needs
+    sampling: SamplingConfig = RL_SAMPLING  # T=1.0, 6144 new tokens, thinking off
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)  # G=8, 25% single-turn, repair limits, reward
+    adapter_window: int = 1  # versions kept behind the newest (needs engine.max_loras >= window + 1)
     base_adapter: str | None = None  # an SFT adapter served as policy version 0 (None: the base model)
-    # A turn with less room than this under max_model_len ends its episode as truncated (context_limit).
-    min_generation_tokens: int = 1024
-    # continuous: turns join the engine's running batch each iteration (continuous.py); rounds: one
-    # blocking engine call per batch of queued turns (batcher.py).
-    batching: str = "continuous"
 
     def __post_init__(self) -> None:
-        if self.batching not in BATCHERS:
-            raise ValueError(f"batching must be one of {sorted(BATCHERS)}, got {self.batching!r}")
-        if self.engine.enable_lora and self.engine.max_loras < self.staleness_window + 1:
+        if self.engine.enable_lora and self.engine.max_loras < self.adapter_window + 1:
             raise ValueError(f"max_loras ({self.engine.max_loras}) must hold the window's "
-                             f"{self.staleness_window + 1} versions")
+                             f"{self.adapter_window + 1} versions")
 
 
 class Rollout:
     def __init__(self, config: RolloutConfig, evaluator: Evaluator, engine: Any | None = None):
         """`engine`: a prebuilt engine (tests share one); default a VLLMEngine of `config.engine`."""
         self.config = config
+        self.sampling = config.sampling.replace(group_size=config.episode.group_size)
         self.engine = engine if engine is not None else VLLMEngine(config.engine)
-        self.registry = AdapterRegistry(config.staleness_window, config.base_adapter)
+        self.registry = AdapterRegistry(config.adapter_window, config.base_adapter)
         if config.base_adapter is not None:
             self.engine.load(self.registry.latest)
-        self.batcher = BATCHERS[config.batching](self.engine)
+        self.batcher = BATCHERS[config.engine.batching](self.engine)
         limit = getattr(self.engine, "max_model_len", None)
         context = ContextBudget(limit if isinstance(limit, int) else config.engine.max_model_len,
-                                config.min_generation_tokens)
+                                config.engine.min_generation_tokens)
         self.driver = RolloutDriver(self.batcher, evaluator, self.engine.tokenizer, self.registry,
-                                    sampling=config.sampling, episode=config.episode,
-                                    mix=ModeMix(config.single_fraction, config.mix_seed), context=context)
+                                    sampling=self.sampling, episode=config.episode, mix=config.episode.mix,
+                                    context=context)
         self._in_flight = 0
 
     async def rollout(self, tasks: list[Task], *, group_ids: list[str] | None = None,
@@ -96,7 +92,7 @@ class Rollout:
     def generate(self, prompts: Sequence[Sequence[int]], sampling: SamplingConfig | None = None, *,
                  seeds: Sequence[int | None] | None = None) -> list[list[Completion]]:
         """`group_size` completions per token-id prompt under the latest version (no episode, no env)."""
-        s = sampling or self.config.sampling
+        s = sampling or self.sampling
         return self.engine.generate(prompts, s, self.registry.latest, n=s.group_size, seeds=seeds)
 
     def load_adapter(self, version: int, path: str) -> dict[str, Any]:

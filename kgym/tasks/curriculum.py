@@ -1,15 +1,15 @@
 """The curriculum: sampling weights over families and stages, and the ladder that promotes operations.
 
-Each operation climbs a ladder of its stages, assisted rungs first: scaffold or epilogue, then small,
-then full. It is promoted when its solve rate on a rung (over the last `window` attempts, at least
-`min_attempts` of them) reaches `promote_at`. Whatever the ladder says, a `floor_full` share of all
-draws is the unassisted full-size task: the study's lesson 6.3 is that assisted variants open the
-training signal on hard families but do not transfer to the benchmark unless the last stage is the
-real, full, unassisted task. `set_floor_full` changes that share between draws (the RL job weights
-it up in its final stage). `hybrid_families` (lesson 8.2) makes every task of those families allow
-one cuBLAS/cuDNN call at every stage (answer mode hybrid: the prompt says so and the verifier allows
-it). The state is plain data (`state_dict`), so a Ray actor can checkpoint it.
-Does not verify or record anything: the caller reports outcomes with `record`.
+Each operation climbs a ladder of its stages, assisted rungs first: scaffold or epilogue, then
+small, then full. It is promoted when its solve rate on a rung (over the last `window` attempts, at
+least `min_attempts` of them) reaches `promote_at`. Whatever the ladder says, a `floor_full` share
+of all draws is the unassisted full-size task: the study's lesson 6.3 is that assisted variants open
+the training signal on hard families but do not transfer to the benchmark unless the last stage is
+the real, full, unassisted task. `set_floor_full` changes that share between draws (the RL job
+weights it up in its final stage: `CurriculumConfig.floor_at`). `hybrid_families` (lesson 8.2) makes
+every task of those families allow one cuBLAS/cuDNN call at every stage (answer mode hybrid: the
+prompt says so and the verifier allows it). The state is plain data (`state_dict`), so a Ray actor
+can checkpoint it. Does not verify or record anything: the caller reports outcomes with `record`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from kgym.settings import internal, option
 from kgym.tasks.registry import FAMILIES, make, operations
 from kgym.tasks.spec import SIZES, STAGES, TaskError
 from kgym.tasks.task import Task
@@ -32,18 +33,37 @@ def ladder(stages: tuple[str, ...]) -> list[str]:
     return [s for s in _RUNG_ORDER if s in stages]
 
 
+# Lesson 8.2: the families whose full task is a level-2 module with a GEMM/conv at its core (the RL
+# job's default `hybrid_families`: keep the library call, reward the fused tail).
+HYBRID_FAMILIES = ("fused_hybrid", "gemm_epilogue")
+
+
 @dataclass(frozen=True)
 class CurriculumConfig:
-    family_weights: dict[str, float] = field(default_factory=dict)  # default 1.0 for every family
-    stage_weights: dict[str, float] = field(default_factory=lambda: {s: 1.0 for s in STAGES})
-    current_boost: float = 4.0  # the current rung weighs this much more than the rungs below it
-    floor_full: float = 0.25  # share of draws that are the unassisted full-size task
-    promote_at: float = 0.5  # solve rate on a rung that promotes an operation
-    window: int = 16  # attempts remembered per (task id, stage)
-    min_attempts: int = 8  # attempts on a rung before it can promote
-    size: str = "full"  # size knob of the tasks made (tiny for CPU runs)
-    exclude: tuple[str, ...] = ()  # task ids never drawn (e.g. rejected by decontamination)
-    hybrid_families: tuple[str, ...] = ()  # families whose tasks allow one library call at every stage
+    """[curriculum] of the RL job: the task ladder and the full-size floor's schedule (lesson 8.3)."""
+
+    size: str = option("full", "task size: full (1M-32M elements, the study's), small, tiny (CPU)", choices=SIZES)
+    family_weights: dict[str, float] = option(doc="family -> sampling weight (default 1 each; 0 leaves one out)",
+                                              factory=dict)
+    exclude: tuple[str, ...] = option((), "task ids never drawn (e.g. held out, decontaminated)")
+    floor_full: float = option(0.25, "share of draws that are the unassisted full-size task, early stages", ge=0,
+                               le=1)
+    final_floor_full: float = option(0.6, "that share from final_stage_start on (lesson 8.3: the last stage "
+                                     "weights unassisted full tasks up; floor_at)", ge=0, le=1)
+    final_stage_start: float = option(0.67, "fraction of the steps after which the final stage begins", ge=0, le=1)
+    promote_at: float = option(0.5, "solve rate on a rung that promotes an operation", gt=0, le=1)
+    window: int = option(16, "attempts remembered per (task, stage)", ge=1)
+    min_attempts: int = option(8, "attempts on a rung before it can promote", ge=1)
+    hybrid_families: tuple[str, ...] = option((), "families whose tasks allow one cuBLAS/cuDNN call at every stage "
+                                              "(lesson 8.2; the RL job's default: HYBRID_FAMILIES)")
+    seed: int = option(0, "seed of the curriculum's draws", ge=0)
+    stage_weights: dict[str, float] = internal(doc="stage -> sampling weight of the rungs below the current one",
+                                               factory=lambda: {s: 1.0 for s in STAGES})
+    current_boost: float = internal(4.0, "the current rung weighs this much more than the rungs below it")
+
+    def floor_at(self, step: int, steps: int) -> float:
+        """The full-size floor of step `step` (1-based) of `steps`."""
+        return self.final_floor_full if step > self.final_stage_start * steps else self.floor_full
 
     def __post_init__(self) -> None:
         unknown = set(self.family_weights) - set(FAMILIES)
@@ -57,6 +77,8 @@ class CurriculumConfig:
             raise TaskError("floor_full must be in [0, 1] and promote_at in (0, 1]")
         if self.window < 1 or not 1 <= self.min_attempts <= self.window:
             raise TaskError("need window >= 1 and 1 <= min_attempts <= window")
+        if not 0.0 <= self.final_floor_full <= 1.0 or not 0.0 <= self.final_stage_start <= 1.0:
+            raise TaskError("final_floor_full and final_stage_start must be in [0, 1]")
         if self.size not in SIZES:
             raise TaskError(f"unknown size {self.size!r}; sizes: {', '.join(SIZES)}")
         if set(self.hybrid_families) - set(FAMILIES):
@@ -72,9 +94,10 @@ class Draw:
 
 
 class Curriculum:
-    def __init__(self, config: CurriculumConfig = CurriculumConfig(), seed: int = 0):
+    def __init__(self, config: CurriculumConfig = CurriculumConfig(), seed: int | None = None):
+        """`seed`: the draws' (None: `config.seed`)."""
         self.config = config
-        self.rng = random.Random(f"kgym/curriculum/{seed}")
+        self.rng = random.Random(f"kgym/curriculum/{config.seed if seed is None else seed}")
         excluded = set(config.exclude)
         unknown = excluded - set(operations())
         if unknown:

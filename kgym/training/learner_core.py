@@ -62,7 +62,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -70,14 +70,11 @@ import torch
 
 from kgym.rl import (
     AdvantageConfig,
-    CispoConfig,
-    CorrectionConfig,
     EntropyBonusConfig,
     EntropyController,
     GapInputs,
     GapStats,
     LogProbShapingConfig,
-    LossConfig,
     LossInputs,
     PaddedBatch,
     TrainBatch,
@@ -90,14 +87,18 @@ from kgym.rl import (
     sampler_gap,
     shape_advantages,
 )
+from kgym.training.learner_config import COMPUTE_DTYPES, LORA_TARGETS, LearnerConfig, LoraSettings
 from kgym.training.learner_model import check_chunkable, completion_logprobs, disable_dropout
 
 ADAPTER = "default"  # the trainable RL adapter (peft saves "default" at the top of a directory)
 REFERENCE = "sft_reference"  # the frozen SFT adapter, the reference after SFT
 STATE_FILE = "trainer_state.pt"
 CHECKPOINT_FORMAT = 1
-LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
-DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}
+DTYPES = {name: getattr(torch, name) for name in COMPUTE_DTYPES}
+
+# the settings live in learner_config (torch-free: a job's config reads them without torch)
+__all__ = ["ADAPTER", "LORA_TARGETS", "REFERENCE", "Learner", "LearnerConfig", "LoraSettings", "StepMetrics",
+           "StepStatus", "latest_checkpoint", "load_base_model", "resolve_device"]
 
 
 class StepStatus(StrEnum):
@@ -108,72 +109,6 @@ class StepStatus(StrEnum):
     # would only replay its momentum (at the toy demo's lr it kept moving a policy that had stopped
     # learning, step after step). No update, version unchanged.
     NO_SIGNAL = "no_signal"
-
-
-@dataclass(frozen=True)
-class LoraSettings:
-    """No dropout setting: RL runs with every dropout off (`learner_model.disable_dropout`), whatever
-    an SFT adapter's config says; dropout would make the learner a noisier policy than the sampler."""
-    r: int = 8
-    alpha: int = 16
-    targets: tuple[str, ...] = LORA_TARGETS
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.r <= 1024 or self.alpha <= 0:
-            raise ValueError(f"need 1 <= r <= 1024 and alpha > 0, not r={self.r}, alpha={self.alpha}")
-        if not self.targets:
-            raise ValueError("LoRA needs at least one target module")
-
-
-@dataclass(frozen=True)
-class LearnerConfig:
-    model_path: str  # a local Hugging Face model directory (nothing is downloaded)
-    sft_adapter: str | None = None  # a peft adapter directory: RL continues from it, it is the reference
-    quantize_4bit: bool = True  # NF4 base (QLoRA); False keeps the base in compute_dtype
-    compute_dtype: str = "bfloat16"
-    device: str = "auto"  # "auto": cuda if available, else cpu
-    lora: LoraSettings = field(default_factory=LoraSettings)
-    loss: LossConfig = field(default_factory=CispoConfig)  # by name: kgym.rl.losses.make_loss_config
-    advantages: AdvantageConfig = field(default_factory=AdvantageConfig)
-    entropy: EntropyBonusConfig = field(default_factory=EntropyBonusConfig)
-    shaping: LogProbShapingConfig = field(default_factory=LogProbShapingConfig)
-    # the sampler/learner gap's correction (kgym.rl.correction): tis (default), recompute or none
-    correction: CorrectionConfig = field(default_factory=CorrectionConfig)
-    temperature: float = 1.0  # the sampler's: log-probs are of softmax(logits / T), as vLLM's processed ones
-    logits_chunk: int = 1024  # completion rows per lm_head + log-softmax chunk; 0: full logits (kgym.rl.chunked)
-    lr: float = 1e-5
-    weight_decay: float = 0.0
-    adam_betas: tuple[float, float] = (0.9, 0.999)
-    adam_eps: float = 1e-8
-    total_steps: int = 300  # the linear schedule reaches 0 here (the study: 300 steps)
-    warmup_steps: int = 0
-    max_grad_norm: float = 1.0
-    token_budget: int = 16384  # padded tokens per micro-batch
-    gradient_checkpointing: bool = True
-    checkpoint_dir: str | None = None  # None: no automatic checkpoints
-    checkpoint_every: int = 10
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.compute_dtype not in DTYPES:
-            raise ValueError(f"compute_dtype must be one of {', '.join(DTYPES)}, not {self.compute_dtype!r}")
-        if isinstance(self.correction, str):  # correction="tis": the method with its default cap
-            object.__setattr__(self, "correction", CorrectionConfig(method=self.correction))
-        if self.logits_chunk < 0:
-            raise ValueError(f"logits_chunk must be >= 0 (0: unchunked), not {self.logits_chunk}")
-        if not 0.0 <= self.lr <= 1e-2:
-            raise ValueError(f"lr must be in [0, 1e-2], not {self.lr}")
-        if not 0 < self.temperature <= 10:
-            raise ValueError(f"temperature must be in (0, 10], not {self.temperature}")
-        if self.total_steps < 1 or not 0 <= self.warmup_steps < self.total_steps:
-            raise ValueError("need total_steps >= 1 and 0 <= warmup_steps < total_steps")
-        if self.max_grad_norm <= 0:
-            raise ValueError(f"max_grad_norm must be > 0, not {self.max_grad_norm}")
-        if self.token_budget < 1 or self.checkpoint_every < 1:
-            raise ValueError("token_budget and checkpoint_every must be >= 1")
-        if self.sft_adapter is not None and self.lora != LoraSettings():
-            raise ValueError("with sft_adapter the RL adapter continues the SFT adapter and takes its r, alpha "
-                             "and targets from the SFT adapter's config: leave `lora` at its defaults")
 
 
 @dataclass(frozen=True)
@@ -289,7 +224,12 @@ class Learner:
         self.optimizer = torch.optim.AdamW(self.trainable, lr=config.lr, betas=config.adam_betas, eps=config.adam_eps,
                                            weight_decay=config.weight_decay)
         self.scheduler = linear_schedule(self.optimizer, config.warmup_steps, config.total_steps)
-        self.entropy = EntropyController(config.entropy)
+        # the math's configs, made once from the settings (kgym.training.learner_config)
+        self.loss = config.loss_config()
+        self.correction = config.correction_config()
+        self.advantages = config.advantages or AdvantageConfig()
+        self.shaping = config.shaping or LogProbShapingConfig()
+        self.entropy = EntropyController(config.entropy or EntropyBonusConfig())
         self.step_count = 0
         self.policy_version = 0
         self.pad_id = self._pad_id()
@@ -368,19 +308,19 @@ class Learner:
         t0 = self._clock()
         phases = {"prepass_s": 0.0, "train_pass_s": 0.0, "optimizer_s": 0.0}
         samples = batch.samples
-        advantages = batch_advantages(batch, cfg.advantages).to(self.device)
+        advantages = batch_advantages(batch, self.advantages).to(self.device)
         plans = plan_micro_batches(samples, cfg.token_budget)
         loss_tokens = batch.loss_tokens
         coef = self.entropy.coef_for_step()
         lr = self.scheduler.get_last_lr()[0]
         if loss_tokens == 0:
             return self._metrics(StepStatus.NO_LOSS_TOKENS, t0, batch, plans, phases, lr=lr, coef=coef)
-        if not bool(advantages.any()) and cfg.loss.beta == 0.0 and coef == 0.0 and not cfg.shaping.enabled:
+        if not bool(advantages.any()) and self.loss.beta == 0.0 and coef == 0.0 and not self.shaping.enabled:
             return self._metrics(StepStatus.NO_SIGNAL, t0, batch, plans, phases, lr=lr, coef=coef)
 
         # 3. no-grad pass: old and reference log-probs of every micro-batch, before any update; the
         #    correction's weights (kgym.rl.correction: tis needs the learner's old log-probs).
-        method, cap = cfg.correction.method, cfg.correction.cap
+        method, cap = self.correction.method, self.correction.cap
         padded: list[PaddedBatch] = []
         olds: list[torch.Tensor] = []
         refs: list[torch.Tensor | None] = []
@@ -395,9 +335,9 @@ class Learner:
                 if bool(recompute.any()):
                     learner_lp, _ = self._forward(pb)
                     recomputed += int(recompute.sum())
-                chosen = behaviour(cfg.correction, pb.sampler_logprobs, pb.has_sampler_logprobs, learner_lp)
+                chosen = behaviour(self.correction, pb.sampler_logprobs, pb.has_sampler_logprobs, learner_lp)
                 ref = None
-                if cfg.loss.beta != 0.0:
+                if self.loss.beta != 0.0:
                     with self.reference():
                         ref, _ = self._forward(pb)
                 padded.append(pb)
@@ -407,7 +347,7 @@ class Learner:
         t1 = self._clock()
         phases["prepass_s"] = t1 - t0
         centre = None
-        if cfg.shaping.enabled:
+        if self.shaping.enabled:
             num = sum(float(masked_sum(o, pb.loss_mask)) for o, pb in zip(olds, padded))
             centre = num / loss_tokens
 
@@ -419,11 +359,11 @@ class Learner:
             logp, ent = self._forward(pb, entropy_grad=coef != 0.0)
             adv = advantages[plan]
             if centre is not None:
-                adv = shape_advantages(adv, old, pb.loss_mask, cfg.shaping.zeta, mean_logprob=centre)
+                adv = shape_advantages(adv, old, pb.loss_mask, self.shaping.zeta, mean_logprob=centre)
             out = policy_loss(LossInputs(logprobs=logp, old_logprobs=old, advantages=adv, loss_mask=pb.loss_mask,
                                          ref_logprobs=ref, entropy=ent, num_tokens=float(loss_tokens),
                                          entropy_coef=coef, is_weights=w_is, num_sequences=float(len(samples))),
-                              cfg.loss)
+                              self.loss)
             if not torch.isfinite(out.loss):
                 finite = False
                 break

@@ -46,7 +46,7 @@ def score(rollout: Any, task: Any, round_: int, group_size: int) -> ScoredGroup:
     results = rollout.results
     if not results:
         return ScoredGroup(rollout, task, round_, None)
-    return ScoredGroup(rollout, task, round_, score_group(results, config=GroupConfig(size=group_size)))
+    return ScoredGroup(rollout, task, round_, score_group(results, config=GroupConfig(group_size=group_size)))
 
 
 def to_resample(groups: Sequence[ScoredGroup], round_: int, max_rounds: int) -> list[ScoredGroup]:

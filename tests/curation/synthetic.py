@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kgym.curation.names import Drop
+from kgym.curation.funnel_names import Drop
 from kgym.tasks.families.kernelbook.dataset import SAMPLE
 
 KERNELBENCH = Path("/work/shared/kernelbench/KernelBench")

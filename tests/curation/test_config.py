@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import synthetic
 
-from jobs.config import ConfigError, load_job_config
 from jobs.curate import CurateJobConfig
 from jobs.curate import main as curate_main
+from jobs.sections import ConfigError, load_job_config
 from jobs.sft import SFTJobConfig
 from kgym.contract import Gate, Verdict
 from kgym.curation import Drop

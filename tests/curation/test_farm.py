@@ -12,7 +12,7 @@ pytest.importorskip("ray")
 
 from curation_helpers import CPU_VERIFY, curate_config  # noqa: E402, I001
 
-from jobs.config import build  # noqa: E402
+from jobs.sections import build  # noqa: E402
 from jobs.curate import CurateJobConfig, FarmBackend  # noqa: E402
 from kgym.curation import curate  # noqa: E402
 from kgym.tasks.families.kernelbook.dataset import SAMPLE  # noqa: E402

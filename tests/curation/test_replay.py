@@ -11,7 +11,7 @@ from curation_helpers import curate_config
 
 from kgym.contract import Episode, Gate, Verdict
 from kgym.curation import Stage, curate
-from kgym.curation.replay import replay_rows
+from kgym.curation.episode_replay import replay_rows
 from kgym.records.record import make_record
 from kgym.records.writer import RecordWriter
 from kgym.tasks import make

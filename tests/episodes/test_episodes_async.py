@@ -169,7 +169,7 @@ def test_sync_runner_runs_coroutines_and_refuses_inside_a_running_loop():
 
 
 def test_the_protocol_and_cache_import_without_torch_or_ray():
-    code = ("import sys, kgym.episodes.evaluator, kgym.episodes.cache, kgym.episodes.tokens; "
+    code = ("import sys, kgym.episodes.evaluator, kgym.episodes.cache, kgym.episodes.turn_tokens; "
             "print(sorted(m for m in ('torch', 'ray') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.strip() == "[]"

@@ -75,7 +75,7 @@ def test_an_all_equal_group_is_flagged_for_resampling(evaluator, relu):
 
 def test_group_size_mismatch_is_noted_and_mixed_groups_refused(evaluator, relu):
     eps = run(rollout_group(evaluator, relu, answers("a", "b"), "single", "g-two"))
-    assert score_group(eps, config=GroupConfig(size=8)).notes
+    assert score_group(eps, config=GroupConfig(group_size=8)).notes
     other = run(rollout_group(evaluator, relu, answers("c"), "single", "g-other"))
     with pytest.raises(ValueError):
         score_group(eps + other)

@@ -1,4 +1,4 @@
-"""The jobs' typed configs (`jobs.config`) without Ray: unknown keys refused in TOML and in `--set`
+"""The jobs' typed configs (`jobs.sections`) without Ray: unknown keys refused in TOML and in `--set`
 with the allowed ones named, values read as TOML literals, types and bounds checked, every field
 documented; where relative record paths go (`jobs.context.records_root`), inside and outside
 `ray job submit`."""
@@ -9,10 +9,10 @@ from dataclasses import fields
 
 import pytest
 
-from jobs.config import ConfigError, apply_overrides, describe, load_job_config, parse_literal
 from jobs.context import SUBMIT_DIR_ENV, SUBMITTED_JOB_ENV, records_root
 from jobs.demo import DemoConfig
 from jobs.eval import EvalJobConfig
+from jobs.sections import ConfigError, apply_overrides, describe, load_job_config, parse_literal
 from jobs.verify_config import VerifyJobConfig, load_config
 
 JOBS = (VerifyJobConfig, EvalJobConfig, DemoConfig)
@@ -27,7 +27,7 @@ def test_set_overrides_are_toml_literals_checked_like_the_file(tmp_path):
                                                                                           60)
     assert cfg.records.out == "s3://bucket/runs" and cfg.records.run_id == "again"  # a bare word is a string
     assert cfg.records.job_id == "verify"  # the job's own default for a key the table leaves out
-    pool = cfg.farm.pool_config(cfg.verify)
+    pool = cfg.farm.with_verify(cfg.verify)
     assert pool.workers == 4 and pool.worker.verify == {"timed_runs": 3} and pool.kept_results == 500
     assert parse_literal("[1, 2]") == [1, 2] and parse_literal("{a = 1}") == {"a": 1} and parse_literal("x/y") == "x/y"
 
@@ -63,13 +63,17 @@ def test_unknown_keys_in_the_file_name_where_and_what_is_allowed(tmp_path):
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda c: c.__name__)
 def test_every_field_of_every_job_is_documented(job):
+    """Every field has a doc; every setting (not the internal fields, which code sets) is listed by
+    --help-config under its key (an inline section's keys under its parent's)."""
     text = describe(job)
 
     def walk(cls, prefix=""):
         for f in fields(cls):
             assert f.metadata.get("doc"), f"{cls.__name__}.{f.name} has no doc"
             if f.metadata.get("section"):
-                walk(f.default_factory().__class__, prefix + f.name + ".")
+                walk(f.default_factory().__class__, prefix if f.metadata.get("inline") else prefix + f.name + ".")
+            elif f.metadata.get("internal"):
+                assert f"{prefix}{f.name} = " not in text
             else:
                 assert f"{prefix}{f.name} = " in text
 

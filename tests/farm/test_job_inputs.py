@@ -56,10 +56,10 @@ def test_config(tmp_path):
         parse_config({"input": "x", "farm": {"gpus": 2}})
     with pytest.raises(ConfigError, match="input: required"):
         parse_config({})
-    assert parse_config({"input": "x", "farm": {"quiet_mode": "pause"}}).farm.quiet_mode == "pause"
-    assert parse_config({"input": "x", "farm": {"quiet_mode": "wait"}}).farm.quiet_mode == "wait"
+    assert parse_config({"input": "x", "farm": {"quiet_mode": "pause"}}).farm.worker.quiet_mode == "pause"
+    assert parse_config({"input": "x", "farm": {"quiet_mode": "wait"}}).farm.worker.quiet_mode == "wait"
     # the default: measured on the H200s; omitted in the config, it is the workers' own default
-    assert parse_config({"input": "x"}).farm.worker_config().quiet_mode == "pause"
+    assert parse_config({"input": "x"}).farm.worker.sandbox_options() == {}  # the sandbox's default: pause
     with pytest.raises(ConfigError, match="quiet_mode: 'nap' is not one of pause, wait"):
         parse_config({"input": "x", "farm": {"quiet_mode": "nap"}})
     (tmp_path / "bad.toml").write_text("input = [")

@@ -1,6 +1,6 @@
 """A KernelBench-shaped checkout made of kgym's own problems (never KernelBench's): three tiny
 problems over two levels, and a prompt constructor module with the real one's call signature, so
-`kgym.kernelbench.prompts` goes through the same import and call path as against a real checkout."""
+`kgym.kernelbench.checkout_prompts` goes through the same import and call path as against a real checkout."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The baselines table (`kgym.records.baselines`): written beside a run's evaluations where no
+"""The baselines table (`kgym.records.baseline_table`): written beside a run's evaluations where no
 evaluation reader takes it for rows, and joined onto evaluations on `load` by task spec, seed, timed
 runs, GPU model and versions: the fastest matching figure fills a missing one, and nothing else."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from kgym.contract import Timing, WorkerInfo
 from kgym.records import RecordWriter, compact, load, make_record
-from kgym.records.baselines import BaselineWriter, baseline_row, load_baselines
+from kgym.records.baseline_table import BaselineWriter, baseline_row, load_baselines
 
 from records_helpers import task, verdict
 

@@ -111,11 +111,11 @@ def sample_group(learner, arm: Arm, seed: int, step: int, noise: int = 0):
 
 def run_arm(model_dir: Path, arm: Arm, seed: int, steps: int, lr: float = LR, noise: int = 0) -> list[float]:
     """The true mean reward of each step's group (sampled before that step's update)."""
-    from kgym.rl import CispoConfig, EntropyBonusConfig
+    from kgym.rl import EntropyBonusConfig
     from kgym.training.learner_core import Learner, LearnerConfig, StepStatus
 
     learner = Learner(LearnerConfig(model_path=str(model_dir), quantize_4bit=False, compute_dtype="float32",
-                                    device="cpu", lr=lr, total_steps=100, loss=CispoConfig(beta=0.0),
+                                    device="cpu", lr=lr, total_steps=100, beta=0.0,
                                     entropy=EntropyBonusConfig(adaptive=False), gradient_checkpointing=False,
                                     seed=seed))
     rewards = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kgym.rl import CispoConfig, Sample, TrainBatch
+from kgym.rl import Sample, TrainBatch
 
 ray = pytest.importorskip("ray")
 pytest.importorskip("peft")
@@ -30,7 +30,7 @@ def test_actor_steps_and_checkpoints(tiny_dir, tmp_path):
         pytest.skip(f"Ray did not start on this machine: {exc}")
     try:
         cfg = LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32",
-                            loss=CispoConfig(beta=0.08), checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=1)
+                            checkpoint_dir=str(tmp_path / "ckpt"), checkpoint_every=1)
         actor = LearnerActor.options(num_cpus=0).remote(cfg)  # takes the declared GPU; runs on the CPU
         batch = TrainBatch(tuple(Sample(prompt_ids=[5, 6, 7], completion_ids=[8 + i, 9, 10], loss_mask=[1, 0, 1],
                                         group_id="g", reward=float(i)) for i in range(4)))

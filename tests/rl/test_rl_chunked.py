@@ -11,7 +11,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from kgym.rl import CispoConfig, Sample, TrainBatch, chunked_logprobs, token_logprobs_and_entropy
+from kgym.rl import Sample, TrainBatch, chunked_logprobs, token_logprobs_and_entropy
 
 
 class VocabRows(TorchDispatchMode):
@@ -103,7 +103,7 @@ def long_batch(c: int = 400) -> TrainBatch:
 
 def learner(tiny_dir, chunk: int) -> Learner:
     return Learner(LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32", device="cpu",
-                                 loss=CispoConfig(beta=0.08), lr=1e-3, logits_chunk=chunk, temperature=0.8))
+                                 lr=1e-3, logits_chunk=chunk, temperature=0.8))
 
 
 def test_learner_step_never_holds_a_long_episodes_logits(tiny_dir):

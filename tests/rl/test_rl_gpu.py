@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 import torch
 
-from kgym.rl import CispoConfig, EntropyBonusConfig
+from kgym.rl import EntropyBonusConfig
 
 pytest.importorskip("peft")
 pytest.importorskip("bitsandbytes")
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.gpu
 
 
 def test_nf4_step_checkpoint_and_resume_on_cuda(tiny_dir, tmp_path):
-    cfg = LearnerConfig(model_path=str(tiny_dir), device="cuda", lr=1e-3, loss=CispoConfig(beta=0.08),
+    cfg = LearnerConfig(model_path=str(tiny_dir), device="cuda", lr=1e-3, loss="cispo", beta=0.08,
                         entropy=EntropyBonusConfig(target=100.0), checkpoint_dir=str(tmp_path / "run"),
                         checkpoint_every=2, total_steps=10)
     a = Learner(cfg)
@@ -54,7 +54,7 @@ def test_chunked_logprobs_on_cuda_match_and_lower_the_peak(tiny_dir):
                                loss_mask=[1] * c, group_id="g", advantage=1.0),))
     peaks, lps = {}, {}
     for chunk in (0, 256):  # the full path first: anything it leaves allocated only raises the chunked peak
-        learner = Learner(LearnerConfig(model_path=str(tiny_dir), device="cuda", loss=CispoConfig(beta=0.08),
+        learner = Learner(LearnerConfig(model_path=str(tiny_dir), device="cuda", loss="cispo", beta=0.08,
                                         logits_chunk=chunk, temperature=0.7))
         lps[chunk] = learner.logprobs(batch)[0]
         m = learner.step(batch)

@@ -113,12 +113,12 @@ def test_registry_names_defaults_and_refusals():
 
 
 def test_the_rl_job_picks_the_loss_by_name():
-    from jobs.config import ConfigError
     from jobs.rl_config import load_config
+    from jobs.sections import ConfigError
 
     lc = load_config(None, ['model="/m"', 'learner.loss="dapo"', "learner.beta=0.0"]).learner_config()
-    assert lc.loss == ClipLossConfig(variant=ClipVariant.DAPO, epsilon_low=0.2, epsilon_high=0.28, beta=0.0)
-    assert isinstance(load_config(None, ['model="/m"']).learner_config().loss, CispoConfig)
+    assert lc.loss_config() == ClipLossConfig(variant=ClipVariant.DAPO, epsilon_low=0.2, epsilon_high=0.28, beta=0.0)
+    assert isinstance(load_config(None, ['model="/m"']).learner_config().loss_config(), CispoConfig)
     with pytest.raises(ConfigError, match="epsilon_low"):
         load_config(None, ['model="/m"', "learner.epsilon_low=0.2"])  # cispo has no lower bound
     with pytest.raises(ConfigError, match="loss"):
@@ -132,6 +132,6 @@ def test_a_learner_step_with_each_loss(tiny_dir, name):
     from tiny import make_batch
 
     learner = Learner(LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32",
-                                    device="cpu", loss=make_loss_config(name, beta=0.08), lr=1e-3))
+                                    device="cpu", loss=name, beta=0.08, lr=1e-3))
     m = learner.step(make_batch(0))
     assert m.status == StepStatus.OK and math.isfinite(m.loss) and learner.policy_version == 1

@@ -12,7 +12,7 @@ import math
 import pytest
 import torch
 
-from kgym.rl import CispoConfig, Correction, TrainBatch
+from kgym.rl import Correction, CorrectionConfig, TrainBatch
 
 pytest.importorskip("peft")
 from kgym.training.learner_core import Learner, LearnerConfig, StepStatus  # noqa: E402
@@ -21,7 +21,6 @@ from tiny import make_batch, with_sampler_logprobs  # noqa: E402
 
 
 def fp32(tiny_dir, **kw) -> LearnerConfig:
-    kw.setdefault("loss", CispoConfig(beta=0.08))
     return LearnerConfig(model_path=str(tiny_dir), quantize_4bit=False, compute_dtype="float32", device="cpu", **kw)
 
 
@@ -48,15 +47,15 @@ def test_learner_scores_at_the_sampler_temperature(tiny_dir):
 
 
 def test_rl_job_passes_temperature_and_the_new_learner_keys():
-    from jobs.config import ConfigError
     from jobs.rl_config import load_config
+    from jobs.sections import ConfigError
 
     cfg = load_config(None, ['model="/m"', "sampling.temperature=0.6"]).learner_config()
     assert cfg.temperature == 0.6
-    assert cfg.correction.method is Correction.TIS and cfg.correction.cap == 2.0 and cfg.logits_chunk == 1024
+    assert cfg.correction_config() == CorrectionConfig(Correction.TIS, 2.0) and cfg.logits_chunk == 1024
     cfg = load_config(None, ['model="/m"', 'learner.correction="recompute"', "learner.correction_cap=3.0",
                              "learner.logits_chunk=0"]).learner_config()
-    assert (cfg.correction.method, cfg.correction.cap, cfg.logits_chunk) == (Correction.RECOMPUTE, 3.0, 0)
+    assert (cfg.correction_config(), cfg.logits_chunk) == (CorrectionConfig(Correction.RECOMPUTE, 3.0), 0)
     with pytest.raises(ConfigError, match="correction"):
         load_config(None, ['model="/m"', 'learner.correction="vllm"'])
     with pytest.raises(ConfigError, match="correction_cap"):
@@ -132,7 +131,7 @@ def test_each_correction_in_the_step(tiny_dir, delta):
       none:      min(e^delta, 5) * P    (the gap in CISPO's ratio)."""
     out = {}
     for method in ("recompute", "tis", "none"):
-        learner = Learner(fp32(tiny_dir, correction=method, loss=CispoConfig(beta=0.0)))
+        learner = Learner(fp32(tiny_dir, correction=method, beta=0.0))
         out[method] = learner.step(with_sampler_logprobs(learner, make_batch(14), offset=delta))
     p = out["recompute"].policy_loss
     assert p != 0.0
@@ -156,6 +155,7 @@ def test_the_gap_reaches_the_step_row_and_prometheus():
     columns = {c[0] for c in STEP_COLUMNS}
     for name in ("logprob_drift", "sampler_kl", "is_truncated_fraction"):
         assert name in fields and name in columns  # jobs/rl.py copies these StepMetrics fields into the row
+    from kgym.contract.rl_step import StepRow
     from kgym.records.rl_records import Table, conform
 
     row = {"run_id": "r", "attempt": 1, "step": 1, "status": "ok", "version_before": 0, "version_after": 1,
@@ -167,8 +167,7 @@ def test_the_gap_reaches_the_step_row_and_prometheus():
     table = conform(Table.STEPS, [row])
     assert table.column("sampler_kl").to_pylist() == [0.0004]
     metrics = RLMetrics()
-    metrics.observe_step({"step": 1, "version_after": 1, "status": "ok", "logprob_drift": 0.02,
-                          "sampler_kl": 0.0004, "is_truncated_fraction": 0.01}, [])
+    metrics.observe_step(StepRow.from_row(row), [])
     r = metrics.registry
     assert r.get_sample_value("kgym_rl_logprob_drift") == 0.02
     assert r.get_sample_value("kgym_rl_sampler_kl") == 0.0004

@@ -9,8 +9,9 @@ import typing
 import pytest
 from rljob_helpers import REPO
 
-from jobs.config import ConfigError, _is_section
 from jobs.rl_config import RLJobConfig, load_config
+from jobs.sections import ConfigError
+from kgym.settings import is_section
 
 MODEL = 'model="/models/x"'
 
@@ -21,18 +22,17 @@ def test_checked_in_configs_load(name):
     assert cfg.model == "/models/x"
     cfg.rollout_config()  # the components' settings build from it
     cfg.learner_config()
-    cfg.curriculum.curriculum_config()
 
 
 def test_study_defaults():
     cfg = load_config(None, [MODEL])
     assert (cfg.steps, cfg.tasks_per_step, cfg.episodes.group_size) == (300, 1, 8)
-    assert cfg.episodes.single_fraction == 0.25 and cfg.episodes.baseline == "eager"
+    assert cfg.episodes.single_fraction == 0.25 and cfg.episodes.reward.baseline == "eager"
     assert set(cfg.curriculum.hybrid_families) == {"fused_hybrid", "gemm_epilogue"}
     assert cfg.curriculum.final_floor_full > cfg.curriculum.floor_full
     assert cfg.eval.samples == 3 and cfg.eval.every == 10
     lc = cfg.learner_config()
-    assert (lc.lr, lc.loss.beta, lc.total_steps, lc.temperature) == (1e-5, 0.08, 300, 1.0)
+    assert (lc.lr, lc.loss_config().beta, lc.total_steps, lc.temperature) == (1e-5, 0.08, 300, 1.0)
     rc = cfg.rollout_config()
     assert rc.sampling.temperature == 1.0 and rc.sampling.max_tokens == 6144 and rc.sampling.group_size == 8
     assert rc.episode.reward.baseline == "eager"
@@ -78,7 +78,7 @@ def test_every_field_documented():
     def walk(cls):
         for f in dataclasses.fields(cls):
             assert f.metadata.get("doc"), f"{cls.__name__}.{f.name} has no doc"
-            if _is_section(f):
+            if is_section(f):
                 walk(typing.get_type_hints(cls)[f.name])
     walk(RLJobConfig)
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.config import ConfigError
 from jobs.rl_config import load_config
 from jobs.rl_placement import PlacementMode, plan_placement
+from jobs.sections import ConfigError
 
 MODEL = 'model="/models/x"'
 

@@ -1,12 +1,21 @@
 """The RL records' commit rule: rows count only when their step's done marker names their attempt;
 a resume un-commits the steps after its checkpoint and their redo supersedes them; attempts are
-numbered durably; schemas refuse rows that do not fit."""
+numbered durably; schemas refuse rows that do not fit. The step row is a contract type
+(`kgym.contract.rl_step.StepRow`) whose fields make the steps table's schema: the same schema as
+before it was one (recorded at 8fc8288), so old logs read back the same."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from pathlib import Path
+
 import pytest
 
-from kgym.records.rl_records import RLRecords, Table, conform, describe_table, load, read_raw
+from kgym.contract.rl_step import StepRow
+from kgym.records.rl_records import RLRecords, Table, conform, describe_table, load, read_raw, schema
+
+BEFORE = Path(__file__).resolve().parents[1] / "fixtures" / "rl_step_schema_before.json"
 
 
 def step_row(attempt: int, step: int, **kw) -> dict:
@@ -76,3 +85,37 @@ def test_schema_tables_render():
     for t in Table:
         text = describe_table(t)
         assert text.count("\n") > 10 and "`step`" in text
+
+
+def test_the_step_row_type_makes_the_schema_the_steps_table_had():
+    """Same names, order, Arrow types, nullability, docs and metadata as the hand-written schema the
+    old driver's dict rows were checked against: old logs replay the same."""
+    before = json.loads(BEFORE.read_text())
+    s = schema(Table.STEPS)
+    assert [[f.name, str(f.type), f.nullable] for f in s] == before["fields"]
+    assert {k.decode(): v.decode() for k, v in s.metadata.items()} == before["metadata"]
+    from kgym.records.rl_records import STEP_COLUMNS
+
+    assert {n: d for n, _, _, d in STEP_COLUMNS} == before["docs"]
+    # every field is a column; the columns it does not hold are the writer's own
+    names = [f.name for f in dataclasses.fields(StepRow)]
+    assert [n for n, *_ in STEP_COLUMNS if n not in names] == ["rl_schema_version", "recorded_at"]
+    # required fields are exactly the non-null columns
+    required = {f.name for f in dataclasses.fields(StepRow) if f.default is dataclasses.MISSING}
+    assert required == {n for n, _, null, _ in STEP_COLUMNS if not null} - {"rl_schema_version", "recorded_at"}
+
+
+def test_a_step_row_round_trips_through_parquet_and_reads_old_rows(tmp_path):
+    run = tmp_path / "run"
+    rec = RLRecords(run)
+    rec.begin_attempt({})
+    row = StepRow.from_row(step_row(1, 1, reward_mean=0.25, kl=0.01, checkpoint="c/step-000001"))
+    assert conform(Table.STEPS, [row.to_row()]).drop(["recorded_at"]).equals(
+        conform(Table.STEPS, [step_row(1, 1, reward_mean=0.25, kl=0.01, checkpoint="c/step-000001")])
+        .drop(["recorded_at"]))  # the typed row writes what the dict wrote
+    rec.write(Table.STEPS, [row.to_row()])
+    rec.commit(1, {})
+    (back,) = [StepRow.from_row(r) for r in load(run, Table.STEPS).to_dict("records")]
+    assert back == row
+    with pytest.raises(TypeError):
+        StepRow.from_row({k: v for k, v in step_row(1, 1).items() if k != "status"})  # a required column

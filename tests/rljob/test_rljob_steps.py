@@ -9,8 +9,8 @@ import pytest
 
 from kgym.contract import CaseResult, EndReason, Mode, Verdict
 from kgym.episodes.result import EpisodeResult, Evaluation
-from kgym.episodes.tokens import TurnSample
-from kgym.kernelbench.bootstrap import paired_bootstrap as kb_bootstrap
+from kgym.episodes.turn_tokens import TurnSample
+from kgym.kernelbench.comparison import paired_bootstrap as kb_bootstrap
 from kgym.rollout.driver import EpisodeRollout, GroupRollout, TurnRecord
 from kgym.rollout.engine import FinishReason
 from kgym.tasks import make

@@ -9,6 +9,7 @@ import pytest
 from rollout_helpers import ScriptedEngine
 
 from kgym.contract import Mode
+from kgym.episodes.env import EpisodeConfig
 from kgym.rollout.engine import EngineConfig
 from kgym.rollout.rollout_core import Rollout, RolloutConfig
 from kgym.rollout.sampling import RL_SAMPLING
@@ -22,7 +23,7 @@ class NoEvaluations:
 
 def test_adapter_syncs_and_versions_on_turns(tiny_tok, adapters):
     engine = ScriptedEngine(tiny_tok, lambda prompt: "no code here")
-    core = Rollout(RolloutConfig(engine=EngineConfig(model="unused"), sampling=RL_SAMPLING.replace(group_size=2)),
+    core = Rollout(RolloutConfig(engine=EngineConfig(model="unused"), episode=EpisodeConfig(group_size=2)),
                    NoEvaluations(), engine=engine)
     assert core.policy.version == 0 and core.policy.lora_id is None
     first = core.load_adapter(1, str(adapters[0]))
@@ -42,7 +43,7 @@ def test_adapter_syncs_and_versions_on_turns(tiny_tok, adapters):
 
 def test_window_needs_enough_lora_slots():
     with pytest.raises(ValueError, match="max_loras"):
-        RolloutConfig(engine=EngineConfig(model="m", max_loras=2), staleness_window=2)
+        RolloutConfig(engine=EngineConfig(model="m", max_loras=2), adapter_window=2)
     with pytest.raises(ValueError, match="max_loras must be >= 2"):
         EngineConfig(model="m", max_loras=1)
 

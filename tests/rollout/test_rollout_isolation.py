@@ -17,11 +17,11 @@ from kgym.episodes import EpisodeConfig, flatten_episode
 from kgym.episodes.flatten import FlattenKind
 from kgym.rollout.adapters import AdapterRegistry
 from kgym.rollout.batcher import GenerationBatcher
-from kgym.rollout.context import ContextBudget
+from kgym.rollout.context_budget import ContextBudget
 from kgym.rollout.driver import RolloutDriver
 from kgym.rollout.engine import Completion, EngineUnavailable, PromptTooLong
-from kgym.rollout.prompts import ChatPrompter
 from kgym.rollout.sampling import RL_SAMPLING
+from kgym.rollout.turn_prompts import ChatPrompter
 from kgym.tasks import make
 from kgym.tasks.prompts import TOOLS, repair_messages
 

@@ -1,11 +1,11 @@
-"""Turn prompts (`kgym.rollout.prompts.ChatPrompter`) on a toy character tokenizer: later turns
+"""Turn prompts (`kgym.rollout.turn_prompts.ChatPrompter`) on a toy character tokenizer: later turns
 extend the previous prompt + completion, a cut-off completion is closed with the end-of-turn token,
 a template that re-renders earlier turns falls back to a full rendering, and thinking reaches the
 template. No model, no vLLM."""
 
 from __future__ import annotations
 
-from kgym.rollout.prompts import ChatPrompter
+from kgym.rollout.turn_prompts import ChatPrompter
 
 EOS = "<E>"
 

@@ -20,9 +20,9 @@ from kgym.rollout.adapters import AdapterRegistry
 from kgym.rollout.batcher import GenerationBatcher
 from kgym.rollout.chat_form import template_arguments
 from kgym.rollout.driver import RolloutDriver
-from kgym.rollout.prompts import ChatPrompter
 from kgym.rollout.sampling import RL_SAMPLING
 from kgym.rollout.toolcalls import parse_tool_calls
+from kgym.rollout.turn_prompts import ChatPrompter
 from kgym.tasks import make
 from kgym.tasks.prompts import TOOLS
 

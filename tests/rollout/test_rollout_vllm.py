@@ -159,8 +159,8 @@ def test_a_scripted_repair_episode_through_the_engine_and_the_verifier(engine, t
     from kgym.contract import EvalRequest
     from kgym.episodes import CachedEvaluator, KernelEnv, LocalEvaluator, TurnSample, flatten_episode
     from kgym.episodes.flatten import FlattenKind
-    from kgym.rollout.prompts import ChatPrompter
     from kgym.rollout.toolcalls import parse_tool_calls
+    from kgym.rollout.turn_prompts import ChatPrompter
     from kgym.tasks.prompts import TOOLS
 
     task = make("relu-v1", seed=1, size="tiny")

@@ -184,8 +184,8 @@ def build_base(directory: Path) -> Path:
 
 def curate(root: Path, base: Path, log=print):
     """jobs.curate on the toy KernelBook file (local Verifier, records under root/records)."""
-    from jobs.config import load_job_config
     from jobs.curate import CurateJobConfig, run_curate_job
+    from jobs.sections import load_job_config
 
     overrides = [f'curate.input="{KERNELBOOK}"', f'curate.out="{root / "curation"}"',
                  f'curate.tokenizer="{base}"', f'records.out="{root / "records"}"']
@@ -236,7 +236,7 @@ def toy_sft_set(result, out: Path, seeds: tuple[int, ...] = SFT_SEEDS) -> Path:
 
 
 def sft(base: Path, dataset: Path, out: Path, log=print, overrides: tuple[str, ...] = ()):
-    from jobs.config import load_job_config
+    from jobs.sections import load_job_config
     from jobs.sft import SFTJobConfig, run_sft
 
     cfg = load_job_config(SFTJobConfig, SFT_CONFIG, [f'dataset="{dataset}"', f'model="{base}"', f'out="{out}"',
@@ -269,7 +269,7 @@ if __name__ == "__main__":
 def rl_prompt_ids(tokenizer, task_id: str, seed: int) -> tuple[int, ...]:
     """The token ids a single-turn RL episode of `task_id` sends to vLLM (the rollout driver's
     rendering: the user turn alone, no tools, thinking off)."""
-    from kgym.rollout.prompts import ChatPrompter
+    from kgym.rollout.turn_prompts import ChatPrompter
     from kgym.tasks import make
 
     task = make(task_id, seed, size="tiny")

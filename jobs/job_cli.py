@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jobs.config import ConfigError, describe, load_job_config
 from jobs.preflight import check_records
+from jobs.sections import ConfigError, describe, load_job_config
 from kgym.cli_common import run_piped
 
 
