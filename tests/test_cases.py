@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 
 from kgym.verify import cases
@@ -116,3 +117,65 @@ def test_the_shifted_case_moves_nonzero_values_and_keeps_zeros():
     c = 200 * 1.5  # 200 x mean|x|
     assert torch.equal(y, torch.tensor([[1.0 + c, 0.0], [-2.0 + c, 3.0 + c]]))
     assert torch.equal(dict(cases.CASES)["shifted"](torch.zeros(3)), torch.zeros(3))
+
+
+def _within_fuzz(device: str) -> None:
+    """`within` against `compare` on outputs at the tolerance's edge, NaN and Inf on either side, every
+    float dtype and a declared tolerance: it passes nothing compare fails, and defers only where a
+    reference value is NaN or Inf."""
+    gen = torch.Generator(device=device).manual_seed(0)
+    agree = 0
+    for trial in range(1200):
+        dtype = (torch.float32, torch.float16, torch.bfloat16, torch.float64)[trial % 4]
+        n = 1 + trial * 37 % 700
+        ref = ((torch.rand(n, generator=gen, dtype=torch.float64, device=device) - 0.5)
+               * 10.0 ** (trial % 8 - 4)).to(dtype)
+        tol = cases.tolerance_for(dtype)
+        out = ref.to(torch.float64).clone()  # a float64 ref's .to is itself
+        mode = trial // 4 % 6
+        noise = torch.rand(n, generator=gen, dtype=torch.float64, device=device)
+        if mode == 1:  # within about 1.1x the tolerance, either side of the edge
+            out = out + (noise - 0.5) * 2.2 * tol * (out.abs() + 1e-3)
+        elif mode == 2:
+            out[n // 2] = math.nan
+        elif mode == 3:
+            out[n // 2] = -math.inf
+        elif mode == 4:  # the reference's own NaN, reproduced: compare passes it, within defers
+            ref = ref.clone()
+            ref[0] = math.nan
+            out = ref.to(torch.float64).clone()
+        elif mode == 5:
+            out = out * (1 + tol * (2 * noise - 1))
+        out = out.to(dtype)
+        declared = 3e-4 if trial % 7 == 0 and dtype == torch.float32 else None
+        fast, full = cases.within(out, ref, declared), cases.compare(out, ref, declared).passed
+        assert not (fast and not full), (trial, dtype, mode)
+        agree += fast == full
+        if mode == 4:
+            assert not fast
+    assert agree == 1000  # it defers only where a reference value is NaN or Inf (mode 4)
+    assert cases.within(torch.empty(0, device=device), torch.empty(0, device=device))
+    x = torch.randn(cases.CHUNK + 5, generator=gen, device=device)  # two chunks on the CPU: the scale from both
+    near = x * (1 + 0.5e-4)
+    assert cases.within(near, x) == cases.compare(near, x).passed
+    far = x.clone()
+    far[-1] += 1.0
+    assert not cases.within(far, x) and not cases.compare(far, x).passed
+
+
+def test_within_passes_only_what_compare_passes():
+    """`within`, the timed runs' fast comparison, is `compare`'s pass in fewer passes (on the CPU the
+    same expressions element for element): True only where compare passes (False sends the output to
+    compare)."""
+    _within_fuzz("cpu")
+    assert cases.within(torch.tensor([1, 2]), torch.tensor([1, 2])) and not cases.within(
+        torch.tensor([1, 2]), torch.tensor([1, 3]))
+
+
+@pytest.mark.gpu
+def test_within_on_a_gpu_passes_only_what_compare_passes():
+    """The fused kernel of `judge_kernel.py` (a margin instead of the same expressions): the same
+    fuzz on CUDA tensors; and an output that is entirely subnormal is left to compare."""
+    _within_fuzz("cuda")
+    tiny = torch.full((1000,), 1e-39, device="cuda")
+    assert not cases.within(tiny, tiny) and cases.compare(tiny, tiny).passed

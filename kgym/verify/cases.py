@@ -162,6 +162,47 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None
     return Comparison(bad_strict == 0, bad_loose == 0, max_abs, max_rel, note)
 
 
+def within(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None) -> bool:
+    """The fast pass of `compare`, for the timed runs (every one is judged: "Every output is judged",
+    docs/verify.md): True only where `compare(out, ref, tolerance).passed` is True, False where it
+    cannot tell (a value out of tolerance, a NaN or Inf on either side), and the caller then runs
+    `compare` for the verdict and its note. The same expressions in the same dtype, element for
+    element (the scale from the same chunked float64 sums of |ref|; the bound `strict * |ref| +
+    strict * scale`; `diff <= bound` is `not diff > bound` where no NaN is involved, and a NaN or Inf
+    output makes `diff <= bound` false), without what only a report needs (the largest errors, the
+    loose count, the first bad indices): 8 passes over the values and one synchronisation per chunk
+    and sum, against compare's ~30 passes and ~10 (on a loaded 2-core CPU, where each parallel
+    reduction waits on a descheduled thread, 1-5 ms against 5-150 ms for 65K values). On a GPU one
+    fused kernel reads each value once, with a margin that keeps it inside compare's bound
+    (`judge_kernel.within_cuda`: 2.9 ms for a 6.4 GB output on an H200, against 126 ms for compare and
+    36 ms for the expressions above)."""
+    if not ref.is_floating_point():
+        return bool(torch.equal(out, ref))
+    if ref.is_cuda and out.is_cuda and ref.dtype == out.dtype:
+        from kgym.verify import judge_kernel  # the parent's alone: the child never loads it
+
+        if ref.dtype in judge_kernel.DTYPES:
+            return judge_kernel.within_cuda(out, ref, tolerance_for(ref.dtype, tolerance))
+    o_all, r_all = out.reshape(-1), ref.reshape(-1)
+    n = r_all.numel()
+    if n == 0:
+        return True
+    work = torch.float64 if ref.dtype == torch.float64 else torch.float32
+    abs_sum = 0.0
+    for i in range(0, n, CHUNK):
+        abs_sum += float(r_all[i:i + CHUNK].to(work).abs().sum(dtype=torch.float64))
+    if not math.isfinite(abs_sum):  # a reference value is NaN or Inf: compare's own path
+        return False
+    scale = min(1.0, abs_sum / n)  # every reference value is finite: compare's finite count is n
+    strict = tolerance_for(ref.dtype, tolerance)
+    for i in range(0, n, CHUNK):
+        o, r = o_all[i:i + CHUNK].to(work), r_all[i:i + CHUNK].to(work)
+        bound = r.abs().mul_(strict).add_(strict * scale)
+        if not bool(torch.le(torch.sub(o, r).abs_(), bound).all()):
+            return False
+    return True
+
+
 def trivial_kind(ref_out: Any, inputs: list[Any], tolerance: float | None = None) -> str | None:
     """What trivial function of its inputs the reference's output is, within the strict tolerance of
     `compare` (a kernel computing that function would pass the case): "a constant (c)", zeros

@@ -9,7 +9,7 @@ compiler, the device, the profiler), says `ready`, then serves commands:
            output into the parent's output buffer, report launches and violations
   time     time forwards under gate 5's protocol, in lockstep with the parent: before each run the
            parent writes a fresh draw of the inputs into the lent buffers and says `run`; after it
-           the child copies the output out (every run: it is never told which runs are checked)
+           the child copies the output out (every run: the parent judges every output)
            and answers `ran`. Every run is guarded and the whole batch is profiled (device kernels
            included on a GPU)
   exit
@@ -553,7 +553,7 @@ class Child:
 
         def finish_run() -> None:
             """Untimed, after a run: its signature and output checks, the output copied out (every
-            run: the parent checks some on coins this process never sees), then `ran` to the parent."""
+            run: the parent judges every output against the reference), then `ran` to the parent."""
             i, out = state["i"], state["out"]
             if i is None:
                 return
@@ -568,7 +568,7 @@ class Child:
                 _synchronize(self.device)
             signatures.add(self.counter.signature(inputs, out, self.provenance.fresh))
             _, problem, gate = self._check_output(out, inputs, check)
-            if problem is None:  # every run: which runs the parent checks is never told to this process
+            if problem is None:  # every run: the parent judges every output
                 accessors.copy_(check, out)
                 if self.device.type == "cuda":
                     _synchronize(self.device)

@@ -54,13 +54,6 @@ FLAG_SPEEDUP = 10.0
 # on an H200 a spare's CUDA start stretched 7-100 us kernels by tens of microseconds, while a 3 ms
 # kernel timed the same with and without (3.13-3.18 ms).
 QUIET_BELOW_MS = 2.0
-# Timed runs whose outputs the parent verifies against the reference on their own draw, in
-# expectation: each run is checked on its own secret coin (probability CHECKED_RUNS / runs), so
-# seeing which runs were checked (the parent's verification takes time a candidate could notice
-# afterwards) says nothing about the next run, as it would for a fixed-size sample. To move the
-# median a candidate must cheat in more than half of the runs; the coins miss all of those with
-# probability about exp(-CHECKED_RUNS / 2) (1.8%).
-CHECKED_RUNS = 8
 DEFERRED_NOTE = ("torch.compile baseline deferred: none is cached for this task, shape and GPU, and the reward's "
                  "baseline is eager, so the verdict does not wait for it (a farm worker measures it after the "
                  "verdict and its figure joins the records; a one-shot `kgym verify` leaves it out: "
@@ -475,13 +468,17 @@ class Verifier:
                           _order(reference_first), cmp.note)
 
     def _judge(self, out: torch.Tensor, ref_out: torch.Tensor, model: torch.nn.Module, inputs: list[Any],
-               cfg: VerifyConfig) -> cases_mod.Comparison:
-        """Gate 4's comparison, also of checked timed runs: against the reference's float32 output; a
+               cfg: VerifyConfig, *, detail: bool = True) -> cases_mod.Comparison:
+        """Gate 4's comparison, also of every timed run: against the reference's float32 output; a
         float32 output that fails it is re-checked against a float64 reference at a tolerance scaled
         to torch's own float32 error on these inputs (`cases.compare_rounded`): the tolerance follows
         the reference's own rounding. The float64 model is a copy of the reference's, made once per
         verification and only when a re-check is needed; a reference that cannot run in float64 keeps
-        the float32 verdict."""
+        the float32 verdict. Without `detail` (timed runs: only the pass counts) an output that
+        `cases.within` passes is passed without the errors a hidden case reports; any other output
+        gets the full comparison, so the verdict is the same either way."""
+        if not detail and cases_mod.within(out, ref_out, cfg.tolerance):
+            return cases_mod.Comparison(True, True, None, None)
         cmp = cases_mod.compare(out, ref_out, cfg.tolerance)
         if cmp.passed or ref_out.dtype != torch.float32:
             return cmp
@@ -520,12 +517,11 @@ class Verifier:
     def _timing_attempt(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup, held, rng
                         ) -> timing.Measurement | HiddenWork | None:
         """One timed batch in the child, in lockstep (child.py's `time`): before each run the inputs
-        get a fresh draw of a hidden-case kind (`_timed_kinds`); secret runs (CHECKED_RUNS in
-        expectation, each on its own coin, warm-up included) are verified against the reference on
-        their own draw. None if a gate failed (a wrong timed output is a
-        hard failure: isolation). Adds its setup, input draws and output checks to `v.stages_s`
-        (timing_setup, timing_draws, timing_input_checks, timing_checks; the rest of the timing stage is
-        the child's)."""
+        get a fresh draw of a hidden-case kind (`_timed_kinds`); after it, every run's output (warm-up
+        included) is judged against the reference on its own draw (`_check_timed_output`). None if a
+        gate failed (a wrong timed output is a hard failure: isolation). Adds its setup, input draws
+        and output checks to `v.stages_s` (timing_setup, timing_draws, timing_input_checks,
+        timing_checks; the rest of the timing stage is the child's)."""
         t_setup = time.perf_counter()
         arena.free(*held)
         held.clear()
@@ -543,9 +539,6 @@ class Verifier:
         check_buf, check_handle = arena.empty(shape, dtype)
         held.extend([check_buf, *_tensors(work)])
         order = [-1 - j for j in range(warmup)] + list(range(runs))
-        # Every run, warm-up included, on its own coin: none is safe to skip (`_timed_kinds`).
-        p_check = min(1.0, CHECKED_RUNS / runs)
-        checked = {i for i in order if rng.random() < p_check}
         kinds = _timed_kinds(self._case_plan(ref, model, cfg)[0], len(order), rng)
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
         per_run_s = cfg.timeout_s + 3 * per_forward
@@ -559,16 +552,17 @@ class Verifier:
             for buf, x in zip(work, draw):
                 if isinstance(x, torch.Tensor):
                     buf.copy_(x)
-            # Before every run, checked or not: the check buffer is lent for the whole batch and a
-            # kernel can read it out of bounds, so its content must not tell which runs are checked
-            # (poisoned only before checked runs, it held the last checked output otherwise: a
-            # candidate read it and skipped its work in the ~92% of runs nobody checked, 2026-12-04).
+            # Before every run: the check buffer is lent for the whole batch and a kernel can read it
+            # out of bounds; it holds no answer a run could pass on (when only some runs were checked,
+            # it was poisoned before those alone, and a candidate read the last checked output there
+            # and skipped its work in the ~92% of runs nobody checked, 2026-12-04), and a run whose
+            # output never reaches it is judged on NaN.
             _poison_buffer(check_buf)
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
             _add_stage(v, "timing_draws", time.perf_counter() - t_draw)
-            # Nothing the child is told depends on the run's coin: it copies out every output, and a
-            # checked run shows only once the run is over (the parent's check takes time).
+            # The child is told nothing about the check: it copies out every output, and every one is
+            # judged once the run is over.
             nonce = proc.send({"op": "run", "i": i})
             reply = self._receive(proc, (nonce, time_nonce), per_run_s, v)
             if reply is None:
@@ -581,22 +575,21 @@ class Verifier:
             if reply.get("problem"):
                 v.fail("isolation", f"timed run {i}: {str(reply['problem'])[:2000]}")
                 return None
-            # Every run, checked or not (warm-up too): the inputs are the candidate's to read, never
-            # to write, and a mutation seen only in checked runs went unseen in the ~92% left.
+            # Every run (warm-up too): the inputs are the candidate's to read, never to write (a
+            # mutation seen only in the runs a coin checked went unseen in the ~92% left).
             t_check = time.perf_counter()
             mutated = [k for k, (b, x) in enumerate(zip(_tensors(work), _tensors(draw))) if not _same(b, x)]
             _add_stage(v, "timing_input_checks", time.perf_counter() - t_check)
             if mutated:
                 v.fail("isolation", f"the candidate modified its input(s) {mutated} in timed run {i}")
                 return None
-            if i in checked:
-                t_check = time.perf_counter()
-                cmp = self._judge(check_buf, _reference_forward(model, draw), model, draw, cfg)
-                if not cmp.passed:
-                    v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
-                           f"behave differently when timed: a cached, stale or skipped result?): {cmp.note}")
-                    return None
-                _add_stage(v, "timing_checks", time.perf_counter() - t_check)
+            t_check = time.perf_counter()
+            wrong = self._check_timed_output(check_buf, draw, model, cfg)
+            _add_stage(v, "timing_checks", time.perf_counter() - t_check)
+            if wrong is not None:
+                v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
+                       f"behave differently when timed: a cached, stale or skipped result?): {wrong}")
+                return None
             del draw
         finish = proc.send({"op": "finish"})
         reply = self._receive(proc, (finish, time_nonce), cfg.timeout_s + 3 * (runs + warmup) * per_forward, v)
@@ -642,6 +635,23 @@ class Verifier:
         if self.device.type == "cuda" and hidden > max(timing.STABLE_FLOOR_MS, timing.STABLE_RELATIVE * m.median_ms):
             return HiddenWork(hidden)  # judged over the attempts (`_time_attempts`)
         return m
+
+    def _check_timed_output(self, out: torch.Tensor, draw: list[Any], model: torch.nn.Module,
+                            cfg: VerifyConfig) -> str | None:
+        """Every output is judged (verifier 15): a timed run's output (copied into the check buffer by
+        the child after every run, warm-up included) against the reference on the run's own draw, in
+        the parent, after the run. None if it passes, else why not. There is no unchecked run, so
+        nothing a candidate can tell about a run (its place in the call sequence, its input objects,
+        the stack it is called from, the timing around it) says that it may be wrong there.
+
+        Why: when a secret coin picked ~8 of a GPU's 105 timed runs, a candidate that told the timed
+        batch from the hidden cases (its first six forwards; one input object for the whole batch; a
+        deeper stack) and was right only when watched escaped with the coins: a timed path wrong on one
+        kind of input in six (softmax without its max subtraction, wrong on the shifted kind) passed a
+        GPU verdict about one time in four, with speed credit. Cost: one reference forward and the fast
+        pass of the comparison (`cases.within`) per run; a failing output gets the full comparison."""
+        cmp = self._judge(out, _reference_forward(model, draw), model, draw, cfg, detail=False)
+        return None if cmp.passed else cmp.note
 
     def _receive(self, proc, nonces, timeout, v) -> dict[str, Any] | None:
         """One reply of the timing lockstep; None when a tripwire fired (the verdict says which)."""
@@ -896,13 +906,13 @@ class HiddenWork:
 def _timed_kinds(plan: list[tuple[str, Any]], n: int, rng: Any) -> list[Any]:
     """The transforms of `n` timed runs: the hidden cases' plan (its replacements included) repeated
     over the batch (the remainder a random subset) and shuffled on the secret `rng`, so every kind is
-    timed as often as the others, to one, and a run's kind is independent of its check coin.
+    timed as often as the others, to one.
 
     Why: the candidate can tell the timed batch from the hidden cases (its first six forwards; the
     timed runs get one input tensor object), so a timed path right only on nominal draws (softmax
     without its max subtraction, one-pass variance) passed when every timed run was a nominal draw.
-    Now it meets the kinds it is wrong on in the timed runs, where checked ones fail as isolation.
-    Being timed on a kind of its own (a shifted run, say) tells the candidate nothing about the coin."""
+    Now it meets the kinds it is wrong on in the timed runs, where every output is judged
+    (`Verifier._check_timed_output`) and a wrong one fails as isolation."""
     kinds = [t for _, t in plan]
     transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each kind n // 6 times or one more
     rng.shuffle(transforms)
