@@ -67,7 +67,7 @@ from pathlib import Path
 # runs' comparison takes a fast pass (`cases.within`; on a GPU one fused kernel, judge_kernel.py)
 # and the full one only for an output the fast pass does not pass.
 VERIFIER_VERSION = "kgym-verify-15"
-VERIFIER_SOURCE_FINGERPRINT = "8e949d7825fc1fb4"
+VERIFIER_SOURCE_FINGERPRINT = "f43794480df549c6"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -182,7 +182,10 @@ def within(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None)
         from kgym.verify import judge_kernel  # the parent's alone: the child never loads it
 
         if ref.dtype in judge_kernel.DTYPES:
-            return judge_kernel.within_cuda(out, ref, tolerance_for(ref.dtype, tolerance))
+            try:
+                return judge_kernel.within_cuda(out, ref, tolerance_for(ref.dtype, tolerance))
+            except Exception:  # noqa: BLE001 - the fast pass only saves time: torch's expressions below judge
+                pass
     o_all, r_all = out.reshape(-1), ref.reshape(-1)
     n = r_all.numel()
     if n == 0:
