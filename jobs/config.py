@@ -57,7 +57,7 @@ def section(cls: type, doc: str, **defaults: Any) -> Any:
 
 # -- the shared sections -------------------------------------------------------------------------
 def _quiet_modes() -> tuple[str, ...]:
-    from kgym.verify.sandbox import Sandbox  # imports torch: only when a config names a quiet mode
+    from kgym.verify.parent.sandbox import Sandbox  # imports torch: only when a config names a quiet mode
 
     return tuple(Sandbox.QUIET_MODES)
 
@@ -83,7 +83,7 @@ class FarmSection:
     start_timeout_s: float = option(600.0, "a new worker must be ready within this", gt=0)
     spares: int | None = option(None, "warm candidate processes per worker; omit: 8 on a GPU, 1 on the CPU",
                                 ge=0, le=64)
-    quiet_mode: str | None = option(None, "spares warming while a short kernel is timed (kgym.verify.sandbox."
+    quiet_mode: str | None = option(None, "spares warming while a short kernel is timed (kgym.verify.parent.sandbox."
                                     "Sandbox.QUIET_MODES); omit: the sandbox's default (pause)",
                                     choices=_quiet_modes)
     zygote: bool = option(True, "spares forked from a zygote that has imported torch and Triton (false: each "

@@ -23,7 +23,7 @@ from typing import Any
 import ray
 
 from kgym.contract import EvalRequest, WorkerReply
-from kgym.verify.sandbox import Sandbox
+from kgym.verify.parent.sandbox import Sandbox
 
 _PROBE_N = 4099  # an awkward length: a device that drops a tail or a tile gets the sum wrong
 # Spares kept ahead when WorkerConfig.spares is None. On a GPU each verification of a microsecond task
