@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from farm_mix import MIXES, mix_tasks  # noqa: E402
 
 from jobs.demo import CPU_VERIFY  # noqa: E402 - the interpreter is slow: few timed runs, as in kgym demo
-from kgym.verify.sandbox import Sandbox  # noqa: E402
+from kgym.verify.parent.sandbox import Sandbox  # noqa: E402
 
 # --path: (zygote, baselines prefetched and torch.compile deferred)
 PATHS = {"old": ("off", False), "new": ("on", True)}

@@ -3,7 +3,7 @@
 `ready` is what the child says today once it has done its whole start: torch and Triton imported
 (the zygote did that once, ahead), the device up (the CUDA context on a GPU), the warm-up Triton
 kernel compiled (into the process's own, empty cache dir) and launched, the first dispatch-mode op
-and a profiled launch (kgym/verify/child.py: Child.warm_up). Each batch starts 1 or N processes at
+and a profiled launch (kgym/verify/candidate/child.py: Child.warm_up). Each batch starts 1 or N processes at
 once, as a Sandbox refills its spares, tells them to warm (as Sandbox does outside a quiet block)
 and times each one from the batch's start to its `ready` message. The zygote itself is started
 once per run, before the batches, as a worker starts it once per sandbox: its start is reported on
@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kgym.verify.sandbox import CandidateProcess, Sandbox  # noqa: E402
+from kgym.verify.parent.sandbox import CandidateProcess, Sandbox  # noqa: E402
 
 MODES = ("popen", "zygote")
 SEEDED = "zygote+seed"  # forked, with the Triton seed (Sandbox(triton_seed=True)); --triton-seed
@@ -145,7 +145,8 @@ def main() -> None:
     rows = []
     try:
         # The sandbox's first forked spare: compiles the warm-up's Triton helpers and kernel into its own
-        # cache (nothing is seeded yet) and, once ready, seeds the spares after it (kgym.verify.sandbox.TritonSeed)
+        # cache (nothing is seeded yet) and, once ready, seeds the spares after it
+        # (kgym.verify.parent.sandbox.TritonSeed)
         first = run_batch(SEEDED if args.triton_seed else "zygote", 1, device, sandbox, args.timeout)
         zygote["first_spare_ready_s"] = first["ready_max_s"]
         zygote["seed_taken"] = sandbox.triton_seed.dir is not None

@@ -27,7 +27,7 @@ import torch  # noqa: E402
 from kgym.reward import reward  # noqa: E402
 from kgym.tasks import make, operations  # noqa: E402
 from kgym.verify import Verifier, VerifyConfig  # noqa: E402
-from kgym.verify.sandbox import Sandbox  # noqa: E402
+from kgym.verify.parent.sandbox import Sandbox  # noqa: E402
 
 
 def _ms(v, key):

@@ -32,7 +32,7 @@ if not torch.cuda.is_available():
 
 from kgym.tasks import make  # noqa: E402
 from kgym.verify import timing  # noqa: E402
-from kgym.verify.reference import SOURCE_DIR, import_source, load_reference  # noqa: E402
+from kgym.verify.parent.reference import SOURCE_DIR, import_source, load_reference  # noqa: E402
 
 
 def _pct(values: list[float]) -> str:
@@ -67,8 +67,8 @@ def main() -> None:
 
 
 def _install_child_hooks(folder: Path) -> None:
-    from kgym.verify.audit import AuditTripwire
-    from kgym.verify.launches import LaunchCounter
+    from kgym.verify.candidate.audit import AuditTripwire
+    from kgym.verify.candidate.launches import LaunchCounter
 
     LaunchCounter().install()
     (folder / "candidate.py").write_text("")

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from kgym.verify import Verifier, VerifyConfig  # noqa: E402
-from kgym.verify.sandbox import Sandbox  # noqa: E402
+from kgym.verify.parent.sandbox import Sandbox  # noqa: E402
 
 KERNELBENCH_SECONDS = (69.0, 98.0)
 

@@ -226,7 +226,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     try:
-        from kgym.verify.reference import load_reference
+        from kgym.verify.parent.reference import load_reference
 
         reference = load_reference(ref, origin=args.reference)
     except ReferenceError as e:

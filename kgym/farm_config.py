@@ -39,7 +39,7 @@ def default_spares(device: str) -> int:
 
 
 def _quiet_modes() -> tuple[str, ...]:
-    from kgym.verify.sandbox import Sandbox  # imports torch: only when a config names a quiet mode
+    from kgym.verify.parent.sandbox import Sandbox  # imports torch: only when a config names a quiet mode
 
     return tuple(Sandbox.QUIET_MODES)
 
@@ -50,7 +50,7 @@ class WorkerConfig:
 
     spares: int | None = option(None, "warm candidate processes per worker; omit: 8 on a GPU, 1 on the CPU "
                                 "(default_spares)", ge=0, le=64)
-    quiet_mode: str | None = option(None, "spares warming while a short kernel is timed (kgym.verify.sandbox."
+    quiet_mode: str | None = option(None, "spares warming while a short kernel is timed (kgym.verify.parent.sandbox."
                                     "Sandbox.QUIET_MODES); omit: the sandbox's default (pause)",
                                     choices=_quiet_modes)
     zygote: bool | None = option(None, "spares forked from a zygote that has imported torch and Triton (false: each "

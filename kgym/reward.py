@@ -72,7 +72,7 @@ def speedup_for(verdict: Verdict, baseline: str) -> float | None:
 
 def baselines_stable(verdict: Verdict, baseline: str) -> bool:
     """Speed is paid only against baselines marked stable (issue 29): an unstable one (spread over the
-    variation gate, or over its median: `kgym.verify.baselines.usable`) can be skewed by whatever ran
+    variation gate, or over its median: `kgym.verify.parent.baselines.usable`) can be skewed by whatever ran
     beside it. A baseline the verdict does not hold
     leaves its speedup None (no credit either way); rows rebuilt from records carry no stability."""
     kinds = ("eager", "compile") if baseline == "joint" else (baseline,)

@@ -17,9 +17,9 @@ import torch
 
 from kgym.contract import EvalRequest, WorkerInfo
 from kgym.tasks import make
-from kgym.verify import verifier as verifier_mod
-from kgym.verify.baselines import BaselineCache, usable
-from kgym.verify.verifier import DEFERRED_NOTE
+from kgym.verify.parent import verifier as verifier_mod
+from kgym.verify.parent.baselines import BaselineCache, usable
+from kgym.verify.parent.verifier import DEFERRED_NOTE
 from ray_cluster.prefetch import BaselineRequest, Prefetcher
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from cache_dirs import TEST_CACHE, USER_CACHE
 
 from kgym.contract import Timing
-from kgym.verify import cases
-from kgym.verify.baselines import BaselineCache, agrees, default_cache_dir
-from kgym.verify.reference import load_reference
+from kgym.verify.parent import cases
+from kgym.verify.parent.baselines import BaselineCache, agrees, default_cache_dir
+from kgym.verify.parent.reference import load_reference
 
 from paths import fixture_source
 

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from kgym.verify import cases
+from kgym.verify.parent import cases
 
 
 def test_tolerance_is_scaled_by_magnitude():
@@ -93,8 +93,8 @@ def test_a_declared_tolerance_replaces_the_dtype_tolerance():
 
 
 def test_only_value_preserving_casts_are_copies():
-    """The cast rule of kgym.verify.library (the guard applies it to every copy in forward)."""
-    from kgym.verify.library import cast_problem, value_preserving
+    """The cast rule of kgym.verify.candidate.library (the guard applies it to every copy in forward)."""
+    from kgym.verify.candidate.library import cast_problem, value_preserving
 
     f16, f32, f64, bf16 = torch.float16, torch.float32, torch.float64, torch.bfloat16
     for src, dst in [(f16, f32), (bf16, f32), (f32, f64), (torch.int8, f32), (torch.int16, f32),

@@ -95,7 +95,7 @@ def test_check_reference_names_the_call_that_raised(tmp_path: Path):
     import pytest
 
     from kgym.cli import UsageError, check_reference
-    from kgym.verify.reference import load_reference
+    from kgym.verify.parent.reference import load_reference
 
     bad_init = _reference("return [torch.randn(4)]", "return [1 / 0]")
     with pytest.raises(UsageError, match=r"'init\.py': get_init_inputs\(\) raised ZeroDivisionError"):

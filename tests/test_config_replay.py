@@ -60,7 +60,7 @@ def plain(x):
 
 def pool_view(pool) -> dict:
     """The pool as its workers see it: quiet mode and zygote left unset are the sandbox's defaults."""
-    from kgym.verify.sandbox import Sandbox
+    from kgym.verify.parent.sandbox import Sandbox
 
     out = plain(pool)
     worker = out["worker"]

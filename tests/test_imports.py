@@ -45,7 +45,7 @@ def module_name(path: Path) -> str:
 # Python files that are data, read as text (task templates, the prompt's worked example, the bundled
 # example, the child's warm-up kernel, which it imports by path outside the package): not modules.
 DATA = ("kgym/tasks/families/*/*.py", "kgym/tasks/prompt_example/*.py", "kgym/examples/*/*.py",
-        "kgym/verify/warmup_kernel.py")
+        "kgym/verify/candidate/warmup_kernel.py")
 
 
 def _is_data(path: Path) -> bool:
@@ -196,7 +196,7 @@ def test_analysis_sees_every_kind_of_import(tmp_path):
 
 def test_every_library_file_is_a_module():
     assert len(lib_modules()) > 80
-    assert {"kgym", "kgym.contract", "kgym.reward", "kgym.cli", "kgym.verify.verifier"} <= set(lib_modules())
+    assert {"kgym", "kgym.contract", "kgym.reward", "kgym.cli", "kgym.verify.parent.verifier"} <= set(lib_modules())
 
 
 # --- the rules -----------------------------------------------------------------------------------------
@@ -289,6 +289,70 @@ def test_no_cycles_counting_function_level_imports():
     assert cycles(graph(levels=("module", "function"))) == []
 
 
+# --- the verifier's rooms (issue 29: one room per process; kgym/verify/__init__.py) ---------------------
+
+# kgym.verify's subpackages, and which rooms each may import (at any level): the candidate's process
+# never runs the trusted parent's code (reference outputs, comparison, score) nor the static policy.
+ROOMS = ("parent", "candidate", "policy")
+MAY_IMPORT = {"parent": {"parent", "candidate", "policy", "shared"}, "candidate": {"candidate", "shared"},
+              "policy": {"policy", "shared"}, "shared": {"shared"}}
+
+
+def verify_room(module: str) -> str | None:
+    """The room of a module of kgym.verify: a subpackage's name, "shared" for a top-level module of
+    kgym.verify, None for the package itself and anything outside it."""
+    parts = module.split(".")
+    if parts[:2] != ["kgym", "verify"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in ROOMS else "shared"
+
+
+def test_every_verify_module_has_a_room():
+    rooms = {m: verify_room(m) for m in lib_modules() if m.startswith("kgym.verify.")}
+    assert {"kgym.verify.parent.verifier", "kgym.verify.candidate.child", "kgym.verify.policy.policy",
+            "kgym.verify.wire"} <= set(rooms)
+    assert set(rooms.values()) == {*ROOMS, "shared"}, rooms
+    for room in ROOMS:
+        assert f"kgym.verify.{room}" in lib_modules(), f"kgym/verify/{room}/ has no __init__.py"
+
+
+def test_candidate_code_never_imports_parent_code():
+    """Directly (any import statement, at any level) and through anything it imports."""
+    direct = [f"{i.importer}:{i.line} imports {i.target} ({i.level})" for i in all_imports()
+              if verify_room(i.importer) == "candidate" and verify_room(i.target) == "parent"]
+    assert not direct, direct
+    edges = graph(levels=("module", "function", "typing"))
+    for module in (m for m in edges if verify_room(m) == "candidate"):
+        reached = sorted(m for m in reachable(edges, module) if verify_room(m) == "parent")
+        assert not reached, (module, reached)
+
+
+def test_imports_between_rooms_flow_one_way():
+    """parent -> candidate, policy, shared; candidate -> shared; policy -> shared; shared -> shared."""
+    bad = [f"{i.importer}:{i.line} ({verify_room(i.importer)}) imports {i.target} ({verify_room(i.target)})"
+           for i in all_imports() if verify_room(i.importer) and verify_room(i.target)
+           and verify_room(i.target) not in MAY_IMPORT[verify_room(i.importer)]]
+    assert not bad, bad
+
+
+def test_the_rule_sees_a_candidate_module_importing_the_parent(tmp_path):
+    (tmp_path / "m.py").write_text("def f():\n    from kgym.verify.parent import sandbox\n")
+    found = imports_of("kgym.verify.candidate.m", tmp_path / "m.py", lib_modules())
+    assert any(verify_room(i.target) == "parent" for i in found), found
+    assert verify_room("kgym.verify.accessors") == "shared" and verify_room("kgym.verify") is None
+
+
+@pytest.mark.xfail(strict=True, reason="kgym/verify/__init__.py imports the verifier eagerly (the public "
+                   "API), so a cold `python -m kgym.verify.candidate.child` still loads the parent's "
+                   "modules; a lazy package __init__ would close it (a change of what the child loads)")
+def test_the_candidates_process_loads_no_parent_module():
+    code = ("import sys, kgym.verify.candidate.child\n"
+            "print(sorted(m for m in sys.modules if m.startswith('kgym.verify.parent')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
 # --- first import of a fresh process ---------------------------------------------------------------------
 
 _DATA_PACKAGES = ("kgym.tasks.families", "kgym.tasks.prompt_example")  # task files, not an API
@@ -298,7 +362,7 @@ def public_modules() -> list[str]:
     """Every package and every top-level module of the library (what users and the other layers import),
     plus the modules the README names."""
     named = ["kgym.records.replay", "kgym.records.plots", "kgym.records.schema", "kgym.tasks.prompts",
-             "kgym.tasks.curriculum", "kgym.verify.verifier"]
+             "kgym.tasks.curriculum", "kgym.verify.parent.verifier"]
     out = {m for m, p in lib_modules().items() if p.name == "__init__.py" or m.count(".") == 1}
     out = {m for m in out if not m.startswith(_DATA_PACKAGES)}
     return sorted(out | {m for m in named if m in lib_modules()})

@@ -2,7 +2,7 @@
 
 import pytest
 
-from kgym.verify.policy import check_source
+from kgym.verify.policy.policy import check_source
 
 HEADER = "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl\n"
 MODEL = "\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n"

@@ -196,7 +196,7 @@ class ModelNew(nn.Module):
         return out
 '''
 
-# Kept state (kgym/verify/kept_state.py: no forward reads what an earlier one wrote). A workspace
+# Kept state (kgym/verify/candidate/kept_state.py: no forward reads what an earlier one wrote). A workspace
 # buffer and an output tensor kept across forwards, both overwritten by every forward: poisoned
 # before each forward, which does not notice.
 KEPT_OUTPUT_AND_WORKSPACE = ROW_KERNELS + SIGMOID_KERNEL + '''

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from kgym.verify.sandbox import CandidateProcess, ChildFailure
+from kgym.verify.parent.sandbox import CandidateProcess, ChildFailure
 from kgym.verify.wire import MAX_REPLY_BYTES, WireError, recv_reply
 
 
@@ -80,7 +80,7 @@ def test_death_is_a_crash_with_the_signal(proc):
 def test_spares_touch_the_device_only_outside_quiet():
     # On a GPU a spare's CUDA start during a timed run skews the timing; the gate is exercised here
     # on the CPU by switching it on by hand.
-    from kgym.verify.sandbox import Sandbox
+    from kgym.verify.parent.sandbox import Sandbox
 
     with Sandbox("cpu", spares=1, quiet_mode="wait") as sandbox:
         sandbox.gated = True
@@ -100,7 +100,7 @@ def test_spares_touch_the_device_only_outside_quiet():
 def test_pause_mode_stops_warming_spares_inside_quiet_and_continues_them_after():
     # quiet_mode="pause": a spare in the middle of its device start is not waited for; its whole
     # process group is stopped for the block and continued after it, and it still comes up ready.
-    from kgym.verify.sandbox import Sandbox, _proc_state
+    from kgym.verify.parent.sandbox import Sandbox, _proc_state
 
     with Sandbox("cpu", spares=2, quiet_mode="pause") as sandbox:
         sandbox.gated = True
@@ -126,7 +126,7 @@ def test_pause_mode_stops_warming_spares_inside_quiet_and_continues_them_after()
 
 
 def test_unknown_quiet_mode_is_refused():
-    from kgym.verify.sandbox import Sandbox
+    from kgym.verify.parent.sandbox import Sandbox
 
     with pytest.raises(ValueError, match="quiet_mode 'nap'"):
         Sandbox("cpu", spares=0, quiet_mode="nap")
@@ -139,7 +139,7 @@ def test_timing_waits_for_quiet_spares_only_for_short_tasks(tmp_path):
     import json
 
     from kgym.verify import Verifier, VerifyConfig
-    from kgym.verify.verifier import QUIET_BELOW_MS
+    from kgym.verify.parent.verifier import QUIET_BELOW_MS
 
     from paths import fixture_source
 
@@ -179,7 +179,7 @@ def test_a_data_cap_over_the_current_use_refuses_a_huge_host_allocation_and_allo
 
     code = (
         "import resource, torch\n"
-        "from kgym.verify.child import _data_bytes\n"
+        "from kgym.verify.candidate.child import _data_bytes\n"
         "cap = _data_bytes() + 2**30\n"
         "resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))\n"
         "torch.ones(2**24).sum()\n"
@@ -198,7 +198,7 @@ def test_a_tripwire_line_names_a_hard_gate_or_is_read_as_isolation():
     from types import SimpleNamespace
 
     from kgym.contract import HARD_GATES, Gate
-    from kgym.verify.sandbox import TRIPWIRE_GATES
+    from kgym.verify.parent.sandbox import TRIPWIRE_GATES
 
     assert {Gate(g) for g in TRIPWIRE_GATES} <= HARD_GATES
     r, w = os.pipe()

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from kgym.contract import Verdict
+from kgym.verify.parent.verifier import HiddenWork, Verifier, VerifyConfig
 from kgym.verify.timing import Measurement
-from kgym.verify.verifier import HiddenWork, Verifier, VerifyConfig
 
 STABLE = Measurement([1.0] * 10, [1.1] * 10, "cuda-events", [1.05] * 10)
 NOISY = Measurement([1.0, 2.0] * 5, [2.1] * 10, "cuda-events", [2.05] * 10)

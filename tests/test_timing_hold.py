@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import torch
 
-from kgym.verify import launches, timing
+from kgym.verify import timing
+from kgym.verify.candidate import launches
 
 
 def test_the_hold_grows_to_cover_the_longest_host_path_and_never_shrinks():

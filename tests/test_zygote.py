@@ -1,4 +1,4 @@
-"""Spares forked from the zygote (kgym.verify.zygote, docs/spares.md): isolation and housekeeping.
+"""Spares forked from the zygote (kgym.verify.candidate.zygote, docs/spares.md): isolation and housekeeping.
 
 Real processes on the CPU, no mocks. The isolation tests verify a candidate that writes somewhere a
 fork could carry over (module state, the zygote's memory and signals, the Triton cache, the process
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).parent / "exploits"))
 from cache_dirs import TEST_CACHE  # noqa: E402
 
 from kgym.verify import Verifier, VerifyConfig  # noqa: E402
-from kgym.verify.sandbox import CandidateProcess, Sandbox  # noqa: E402
-from kgym.verify.zygote import proc_stat  # noqa: E402
+from kgym.verify.candidate.zygote import proc_stat  # noqa: E402
+from kgym.verify.parent.sandbox import CandidateProcess, Sandbox  # noqa: E402
 
 from exploit_helpers import candidate, describe  # noqa: E402
 
@@ -92,7 +92,7 @@ def wait_until(pred, timeout: float = 5.0) -> bool:
 # --- isolation: one attack class each ------------------------------------------------------------
 PLANT_MODULE_STATE = source('''
 _m = torch.sys.modules
-_child = _m.get("kgym.verify.child") or _m["__main__"]
+_child = _m.get("kgym.verify.candidate.child") or _m["__main__"]
 _child.MAX_TEXT = 1
 _child._kgym_planted = "A"
 
@@ -112,9 +112,10 @@ raise RuntimeError("planted:ok")
 
 CHECK_MODULE_STATE = source('''
 _m = torch.sys.modules
-_child = _m.get("kgym.verify.child") or _m["__main__"]
+_child = _m.get("kgym.verify.candidate.child") or _m["__main__"]
 _seen = [name for name, bad in (
-    ("a kgym.verify.child global", getattr(_child, "_kgym_planted", None) is not None or _child.MAX_TEXT != 4000),
+    ("a kgym.verify.candidate.child global",
+     getattr(_child, "_kgym_planted", None) is not None or _child.MAX_TEXT != 4000),
     ("torch.relu", getattr(torch.relu, "__name__", "") == "planted"),
     ("torch.nn.functional.relu", getattr(torch.nn.functional.relu, "__name__", "") == "planted"),
     ("a torch.Tensor attribute", hasattr(torch.Tensor, "kgym_planted")),
@@ -130,7 +131,8 @@ def test_module_state_written_by_a_candidate_is_not_seen_by_the_next(zverifier, 
     # The writes took (the candidate checks them before "planted:ok"); since 2026-12-04 the child
     # names the write into its own module as tampering before the candidate's error.
     assert planted.error is None and not planted.passed, describe(planted)
-    assert "planted:ok" in planted.reason or "tampering: kgym.verify.child.MAX_TEXT was replaced" in planted.reason \
+    assert "planted:ok" in planted.reason \
+        or "tampering: kgym.verify.candidate.child.MAX_TEXT was replaced" in planted.reason \
         or "tampering: __main__.MAX_TEXT was replaced" in planted.reason, describe(planted)
     assert_clean_pass(verify(zverifier, relu_reference, CHECK_MODULE_STATE))
 
@@ -316,7 +318,7 @@ def test_the_zygote_holds_no_device_state(zverifier, relu_reference):
     assert "libcuda" not in maps and "/dev/nvidia" not in maps
     fds = [os.readlink(f"/proc/{zygote.pid}/fd/{fd}") for fd in os.listdir(f"/proc/{zygote.pid}/fd")]
     assert not [t for t in fds if t.startswith("/dev/nvidia")], fds
-    for name in ("torch", "triton", "kgym.verify.child", "warmup_kernel", "torch._dynamo"):
+    for name in ("torch", "triton", "kgym.verify.candidate.child", "warmup_kernel", "torch._dynamo"):
         assert name in st["modules"], (name, st["modules"])
 
 
@@ -422,7 +424,7 @@ def test_a_dead_parent_leaves_no_spare_behind(tmp_path):
     script = tmp_path / "parent.py"
     script.write_text(
         "import sys, time\n"
-        "from kgym.verify.sandbox import Sandbox\n"
+        "from kgym.verify.parent.sandbox import Sandbox\n"
         "sb = Sandbox('cpu', spares=1, zygote=True)\n"
         "p = sb._ready[0]\n"
         "p.wait_ready(300)\n"
@@ -483,7 +485,7 @@ def test_a_zygote_that_cannot_start_falls_back_to_popen_with_a_warning():
 
 
 def test_the_triton_seed_is_planted_only_as_taken(tmp_path):
-    from kgym.verify.sandbox import TritonSeed
+    from kgym.verify.parent.sandbox import TritonSeed
 
     src = tmp_path / "spare-cache"
     (src / "ABC").mkdir(parents=True)
@@ -515,7 +517,7 @@ def test_the_triton_seed_is_planted_only_as_taken(tmp_path):
 def test_the_zygote_holds_no_cuda_context_on_a_gpu():
     import torch
 
-    from kgym.verify.zygote import _cuda_driver_initialized, holdings, touched_device
+    from kgym.verify.candidate.zygote import _cuda_driver_initialized, holdings, touched_device
 
     # the probe tells an initialised driver from one that is only loaded: here, in this process
     torch.cuda.init()

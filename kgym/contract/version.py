@@ -66,8 +66,10 @@ from pathlib import Path
 # from the hidden cases and was wrong only when timed escaped them, ~1 GPU verdict in 4); the timed
 # runs' comparison takes a fast pass (`cases.within`; on a GPU one fused kernel, judge_kernel.py)
 # and the full one only for an output the fast pass does not pass.
+# (still 15) kgym/verify split into rooms, parent/, candidate/, policy/ and the shared top level (issue 29):
+# files moved, imports and module paths updated, no verdict changed: the fingerprint changed only.
 VERIFIER_VERSION = "kgym-verify-15"
-VERIFIER_SOURCE_FINGERPRINT = "f43794480df549c6"
+VERIFIER_SOURCE_FINGERPRINT = "1aecdb4791024d58"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

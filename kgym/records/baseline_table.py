@@ -37,7 +37,7 @@ from kgym.records.layout import PART_SUFFIX, Location, check_id, locate
 
 BASELINES_DIR = "_baselines"
 BASELINES_SCHEMA_VERSION = 1
-SOURCES = ("candidate", "prefetch", "deferred")  # kgym.verify.baselines.Source, as stored
+SOURCES = ("candidate", "prefetch", "deferred")  # kgym.verify.parent.baselines.Source, as stored
 KINDS = ("eager", "compile")
 
 _TS = pa.timestamp("us", tz="UTC")

@@ -16,8 +16,8 @@ import torch
 from kgym.tasks.registry import make_from_spec
 from kgym.tasks.task import Task
 from kgym.verify import Verdict, Verifier
-from kgym.verify.cases import CASES, case_seed, make_inputs
-from kgym.verify.reference import load_reference
+from kgym.verify.parent.cases import CASES, case_seed, make_inputs
+from kgym.verify.parent.reference import load_reference
 
 
 @dataclass

@@ -38,10 +38,10 @@ class Task:
 
     def inputs(self, seed: int | None = None, device: str = "cpu") -> list[Any]:
         """The input recipe: the reference's `get_inputs()` under `seed` (default: the task's seed).
-        Hidden cases use the same recipe under secret seeds (`kgym.verify.cases`)."""
+        Hidden cases use the same recipe under secret seeds (`kgym.verify.parent.cases`)."""
         import torch
 
-        from kgym.verify.reference import load_reference
+        from kgym.verify.parent.reference import load_reference
 
         ref = load_reference(self.reference, origin=f"<{self.task_id} reference>")
         torch.manual_seed(self.spec.seed if seed is None else seed)

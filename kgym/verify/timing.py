@@ -111,7 +111,7 @@ class Hold:
     What the hold hides from the start-end events: host work of the call (it cannot read the run's
     inputs without a synchronize, which waits for the hold and is then timed), and device work on
     another stream, which runs beside the hold. The latter is why the child requires every device
-    activity it traces to run on the timed stream (`kgym.verify.launches.working_streams`), and why
+    activity it traces to run on the timed stream (`kgym.verify.candidate.launches.working_streams`), and why
     hidden work is judged on the span from before the flush (`Measurement.hidden_ms`), not on the
     start-end events: a long hold is a long spin, and its length moves with the GPU's clock."""
 

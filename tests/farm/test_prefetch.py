@@ -12,7 +12,7 @@ import pytest
 from kgym.contract import EvalRequest
 from kgym.records import load
 from kgym.records.baseline_table import load_baselines
-from kgym.verify.verifier import DEFERRED_NOTE
+from kgym.verify.parent.verifier import DEFERRED_NOTE
 from ray_cluster import PoolConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
 from ray_cluster.prefetch import BaselineRequest
 

@@ -61,7 +61,7 @@ def test_workers_keep_eight_spares_on_a_gpu_and_one_on_the_cpu_unless_told():
 
 def test_pause_is_the_default_quiet_mode_everywhere_a_farm_is_configured():
     from jobs.verify_config import VerifyJobConfig
-    from kgym.verify.sandbox import Sandbox
+    from kgym.verify.parent.sandbox import Sandbox
     from ray_cluster.worker import WorkerConfig
 
     assert Sandbox.DEFAULT_QUIET_MODE == "pause"

@@ -16,7 +16,7 @@ import pytest
 from kgym.answers import extract_code
 from kgym.kernelbench.generations import read_generations
 from kgym.kernelbench.hybrid import keeps_torch_op
-from kgym.verify.policy import check_source
+from kgym.verify.policy.policy import check_source
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "benchmarks" / "kernelbench_level1"

@@ -15,7 +15,7 @@ from kgym.contract import EvalRequest
 from kgym.metrics import Metrics
 from kgym.records import RecordWriter, load, verify_items
 from kgym.reward import reward
-from kgym.verify.cases import CASES
+from kgym.verify.parent.cases import CASES
 
 from paths import fixture_path  # tests/fixtures/paths.py (tests/conftest.py puts it on sys.path)
 from records_helpers import REPO

@@ -21,7 +21,7 @@ import torch
 
 from kgym.tasks.families.kernelbook.dataset import KernelBookRow
 from kgym.tasks.spec import TaskError
-from kgym.verify.reference import import_source
+from kgym.verify.parent.reference import import_source
 
 MARK = "# ---- kgym: normalised to the KernelBench interface ----"
 

@@ -31,8 +31,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 from kgym.verify import accessors
-from kgym.verify.library import as_allowance, cast_problem, library_kind
-from kgym.verify.python_data import NO_PYTHON_DATA, PythonData, excess, python_elements
+from kgym.verify.candidate.library import as_allowance, cast_problem, library_kind
+from kgym.verify.candidate.python_data import NO_PYTHON_DATA, PythonData, excess, python_elements
 
 # aten ops (overload packets) that move or lay out memory without computing on values.
 ALLOWED_OPS = frozenset({

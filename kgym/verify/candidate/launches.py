@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from kgym.verify import accessors
-from kgym.verify.frontend import FrontendCheck
+from kgym.verify.candidate.frontend import FrontendCheck
 
 _getattribute = object.__getattribute__
 _type_qualname = type.__dict__["__qualname__"].__get__

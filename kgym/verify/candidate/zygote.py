@@ -12,7 +12,7 @@ environment, its own session and temp dir, stdin from /dev/null, stdout/stderr t
 and then waits on a control socket (SOCK_SEQPACKET, JSON both ways: it unpickles nothing) for:
   spawn    with four descriptors attached (SCM_RIGHTS): the child's socket to the parent, the
            tripwires' report pipe, stdout and stderr files. It forks; the child becomes what a
-           Popen'd `kgym.verify.child` is (`_become_child`) and runs the child's normal start; the
+           Popen'd `kgym.verify.candidate.child` is (`_become_child`) and runs the child's normal start; the
            zygote answers `forked` with the pid once the child is set up.
   release  the parent is done with a child that has exited: reap it (until then the zygote keeps
            it a zombie, so its pid, which the parent may still signal, cannot be reused).
@@ -22,7 +22,7 @@ and reports `exited` (pid, exit code) for each child that ends. It never touches
 sees a reference, candidate, seed or input, and never runs anything a candidate sent: its only
 input is the parent's control socket, whose messages it parses as bounded JSON.
 
-The parent's side is `ZygoteClient` (used by kgym.verify.sandbox).
+The parent's side is `ZygoteClient` (used by kgym.verify.parent.sandbox).
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _preload() -> None:
     import triton.language  # noqa: F401
     import triton.runtime.jit  # noqa: F401
 
-    from kgym.verify import child
+    from kgym.verify.candidate import child
 
     try:
         from torch._C._profiler import _ExperimentalConfig  # noqa: F401
@@ -159,8 +159,8 @@ def holdings() -> dict[str, Any]:
         info["fds"] = sorted(int(f) for f in os.listdir("/proc/self/fd"))
     except OSError:
         info["fds"] = None
-    info["modules"] = [m for m in ("torch", "torch._dynamo", "triton", "triton.runtime.jit", "kgym.verify.child",
-                                   "warmup_kernel", "numpy") if m in sys.modules]
+    info["modules"] = [m for m in ("torch", "torch._dynamo", "triton", "triton.runtime.jit",
+                                   "kgym.verify.candidate.child", "warmup_kernel", "numpy") if m in sys.modules]
     torch = sys.modules.get("torch")
     info["cuda_initialized"] = bool(torch is not None and torch.cuda.is_initialized())
     drv = sys.modules.get("triton.runtime.driver")
@@ -296,7 +296,7 @@ class _Server:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # the child: never returns into this loop
-            code = 1  # what an uncaught exception gives a cold `python -m kgym.verify.child`
+            code = 1  # what an uncaught exception gives a cold `python -m kgym.verify.candidate.child`
             try:
                 os.close(sync_r)
                 self._become_child(msg, fds, sync_w)
@@ -345,7 +345,7 @@ class _Server:
             sel.close()
 
     def _become_child(self, msg: dict[str, Any], fds: list[int], sync_w: int) -> None:
-        """Turn this forked process into what the parent's Popen makes of `python -m kgym.verify.child`,
+        """Turn this forked process into what the parent's Popen makes of `python -m kgym.verify.candidate.child`,
         then run the child's start. Nothing of the zygote's loop survives: its socket, selector and
         wakeup pipe are closed, its bookkeeping dropped, its signal handlers reset."""
         signal.set_wakeup_fd(-1)
@@ -387,8 +387,8 @@ class _Server:
                 resource.setrlimit(res, (int(soft), int(hard)))
             except (ValueError, OSError):
                 pass  # a hard limit above the zygote's own cannot be raised: the zygote's stands
-        _show_in_proc([sys.executable, "-P", "-m", "kgym.verify.child"], env)
-        from kgym.verify import child
+        _show_in_proc([sys.executable, "-P", "-m", "kgym.verify.candidate.child"], env)
+        from kgym.verify.candidate import child
 
         child.after_fork(msg.get("threads"), zygote_dir)
         sock = socket.socket(fileno=CHILD_FD)
@@ -499,7 +499,7 @@ def main() -> None:
     ctrl = socket.socket(fileno=fd)
     try:
         _preload()
-        from kgym.verify import child
+        from kgym.verify.candidate import child
 
         paths = child.find_zygote_paths(os.path.realpath(os.getcwd()))
     except BaseException as e:  # noqa: BLE001 - the parent falls back to Popen and shows this
@@ -529,7 +529,8 @@ class ZygoteClient:
         try:
             with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
                 self.proc = subprocess.Popen(  # -c, not -m: the module is imported once, as itself
-                    [sys.executable, "-P", "-c", "import kgym.verify.zygote as z; z.main()"], cwd=workdir, env=env,
+                    [sys.executable, "-P", "-c", "import kgym.verify.candidate.zygote as z; z.main()"],
+                    cwd=workdir, env=env,
                     stdin=subprocess.DEVNULL, stdout=out, stderr=err, close_fds=True,
                     pass_fds=(child.fileno(),), start_new_session=True)
         finally:

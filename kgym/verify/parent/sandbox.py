@@ -1,6 +1,6 @@
 """The parent's side of the sandbox: fresh candidate processes, pre-warmed spares, hard deadlines.
 
-Each candidate gets its own process (`kgym.verify.child`), started in its own session (so the whole
+Each candidate gets its own process (`kgym.verify.candidate.child`), started in its own session (so the whole
 process group can be killed), in a private temp dir as its cwd, with a scrubbed environment, no
 inherited descriptors but one socket (and the tripwires' report pipe), stdout/stderr to files. Spares
 are kept started and warm (torch and Triton imported, device and profiler initialised) so that cost
@@ -8,9 +8,9 @@ is paid ahead of time. A hang, a crash or a malformed reply raises `ChildFailure
 turns into a `timeout` or `crash` verdict; the process is then killed and never reused.
 
 A process is started one of two ways (`Sandbox(zygote=...)`): forked from the sandbox's zygote
-(kgym.verify.zygote: a process that has imported torch, Triton and the child's code and touched
+(kgym.verify.candidate.zygote: a process that has imported torch, Triton and the child's code and touched
 neither the device nor any secret), the default; or, the old path, as a cold
-`python -m kgym.verify.child` through Popen. Either way the result is the same process (docs/spares.md).
+`python -m kgym.verify.candidate.child` through Popen. Either way the result is the same process (docs/spares.md).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import warnings
 from collections import deque
 from typing import Any
 
+from kgym.verify.candidate.zygote import CHILD_FD, REPORT_FD, ZygoteClient, ZygoteError, file_tail, proc_stat
 from kgym.verify.wire import WireError, recv_reply, send_command
-from kgym.verify.zygote import CHILD_FD, REPORT_FD, ZygoteClient, ZygoteError, file_tail, proc_stat
 
-_KGYM_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_KGYM_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # Environment variables a child keeps (device selection, compilers, libraries); everything else goes.
 _KEEP_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
              "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
@@ -277,7 +277,7 @@ class CandidateProcess:
                     env = _child_env(device, self.workdir, threads=threads, child_fd=child_sock.fileno(),
                                      report_fd=report_w)
                     self.proc = subprocess.Popen(
-                        [sys.executable, "-P", "-m", "kgym.verify.child"],
+                        [sys.executable, "-P", "-m", "kgym.verify.candidate.child"],
                         cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                         close_fds=True, pass_fds=(child_sock.fileno(), report_w), start_new_session=True)
         except BaseException:
@@ -481,7 +481,7 @@ class Sandbox:
     # pause: on four H200s 27 candidates/min per GPU and 2.2 s per verification, against 5.5/min and
     # ~11 s when each timed block waited for the newest spare's device start (benchmarks/farm_throughput.py)
     DEFAULT_QUIET_MODE = "pause"
-    # Spares forked from a zygote (kgym.verify.zygote) rather than started cold (docs/spares.md).
+    # Spares forked from a zygote (kgym.verify.candidate.zygote) rather than started cold (docs/spares.md).
     DEFAULT_ZYGOTE = True
     # Forked spares' Triton caches seeded with the warm-up's entries (TritonSeed; docs/spares.md, "The
     # Triton seed"). On an H200 (2026-12-03): one spare ready in 0.98 s seeded vs 1.85 s, eight at once

@@ -26,9 +26,13 @@ from typing import Any
 import torch
 
 from kgym.contract import CaseResult, Timing, Verdict
-from kgym.verify import cases as cases_mod
 from kgym.verify import timing
-from kgym.verify.baselines import (
+from kgym.verify.bitwise import same as _same
+from kgym.verify.candidate.guard import ConstructionRecorder
+from kgym.verify.candidate.launches import confirmed_on_device
+from kgym.verify.candidate.library import record_library_calls
+from kgym.verify.parent import cases as cases_mod
+from kgym.verify.parent.baselines import (
     KINDS,
     BaselineCache,
     Measured,
@@ -39,14 +43,10 @@ from kgym.verify.baselines import (
     measure_model,
     usable,
 )
-from kgym.verify.bitwise import same as _same
-from kgym.verify.guard import ConstructionRecorder
-from kgym.verify.launches import confirmed_on_device
-from kgym.verify.library import record_library_calls
-from kgym.verify.policy import check_source
+from kgym.verify.parent.reference import Reference, load_reference
+from kgym.verify.parent.sandbox import CandidateProcess, ChildFailure, Sandbox
+from kgym.verify.policy.policy import check_source
 from kgym.verify.precision import exact_fp32
-from kgym.verify.reference import Reference, load_reference
-from kgym.verify.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.shared import SharedArena
 
 FLAG_SPEEDUP = 10.0

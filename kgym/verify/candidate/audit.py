@@ -106,7 +106,8 @@ class AuditTripwire:
         import triton
 
         self._triton = os.path.dirname(os.path.realpath(triton.__file__))
-        self._kgym = os.path.dirname(os.path.realpath(__file__))  # the harness's own frames
+        # the harness's own frames: the whole verify package (this file is in its candidate/ room)
+        self._kgym = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
         self._busy = False
         self.profile_setters: frozenset = frozenset()  # code objects that may set the profile hook
         # Is kgym rewriting a checked kernel for the interpreter now? (child.py points it at the

@@ -1,12 +1,12 @@
 """Gate 1, the static policy: an AST allow-list over the candidate's source.
 
 A cheap first filter that tells the model, with line numbers, why its answer was rejected. It is not
-the defence: the runtime tripwires of the child process (`kgym.verify.guard`) and the comparison in
+the defence: the runtime tripwires of the child process (`kgym.verify.candidate.guard`) and the comparison in
 the trusted parent are. What it does:
 - imports: only the modules in ALLOWED_IMPORTS (torch, torch.nn, triton, triton.language, math, ...);
 - names: no eval/exec/compile/open/__import__/globals/..., no getattr/setattr with a computed name;
   every name read is bound by the candidate or an allowed builtin, and the import runs no candidate
-  code (`kgym.verify.free_names`: the Triton interpreter injects `np` and friends into the module);
+  code (`kgym.verify.policy.free_names`: the Triton interpreter injects `np` and friends into the module);
 - evaluators: nothing that turns a string into an object (typing's get_type_hints and ForwardRef,
   str.format's attribute fields, three-argument type(), torch.load's unpickler, getattr/hasattr/type
   as values); `from typing import X` only for the annotation names in TYPING_NAMES;
@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from kgym.verify.free_names import check_names
+from kgym.verify.policy.free_names import check_names
 
 ALLOWED_IMPORTS = (
     "torch",
@@ -162,7 +162,7 @@ def _foreign(obj: object) -> str | None:
     torch, triton and math are the libraries the allow-list means; builtins only as ALLOWED_BUILTINS."""
     import types
 
-    from kgym.verify.free_names import ALLOWED_BUILTINS
+    from kgym.verify.policy.free_names import ALLOWED_BUILTINS
 
     if not isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
         return None

@@ -1,8 +1,9 @@
 """The candidate's process: loads one candidate, runs the forwards and timings the parent asks for.
 
-Started by `kgym.verify.sandbox` in a private temp dir with a scrubbed environment and a socket as
-its only inherited descriptor: forked from the sandbox's zygote (`kgym.verify.zygote`, which calls
-`after_fork` and `start` here) or, on the old path, as `python -m kgym.verify.child`. It warms up (torch, Triton's
+Started by `kgym.verify.parent.sandbox` in a private temp dir with a scrubbed environment and a socket as
+its only inherited descriptor: forked from the sandbox's zygote (`kgym.verify.candidate.zygote`, which calls
+`after_fork` and `start` here) or, on the old path, as `python -m kgym.verify.candidate.child`. It warms
+up (torch, Triton's
 compiler, the device, the profiler), says `ready`, then serves commands:
   load     write the candidate to candidate.py, arm the tripwires, import it, build ModelNew
   forward  run one forward on buffers the parent lent, under the guard (and the profiler), copy the
@@ -48,16 +49,22 @@ from typing import Any
 import torch
 
 from kgym.verify import accessors, timing
-from kgym.verify.audit import AuditTripwire
-from kgym.verify.confine import applies, confine, gpu_device_files
-from kgym.verify.frontend import FrontendCheck
-from kgym.verify.guard import ComputeGuard, IsolationViolation, construction_budget, forbidden_profiled_ops
-from kgym.verify.kept_state import KeptState, lent_keys
-from kgym.verify.launches import LaunchCounter, LaunchRefused, device_kernel_names, kernel_counts, working_streams
-from kgym.verify.outside import CallWindow
+from kgym.verify.candidate.audit import AuditTripwire
+from kgym.verify.candidate.confine import applies, confine, gpu_device_files
+from kgym.verify.candidate.frontend import FrontendCheck
+from kgym.verify.candidate.guard import ComputeGuard, IsolationViolation, construction_budget, forbidden_profiled_ops
+from kgym.verify.candidate.kept_state import KeptState, lent_keys
+from kgym.verify.candidate.launches import (
+    LaunchCounter,
+    LaunchRefused,
+    device_kernel_names,
+    kernel_counts,
+    working_streams,
+)
+from kgym.verify.candidate.outside import CallWindow
+from kgym.verify.candidate.provenance import Provenance
+from kgym.verify.candidate.python_data import PythonData
 from kgym.verify.precision import exact_fp32
-from kgym.verify.provenance import Provenance
-from kgym.verify.python_data import PythonData
 from kgym.verify.shared import open_handle
 from kgym.verify.wire import recv_command, send_reply
 
@@ -785,9 +792,9 @@ def _critical_objects() -> dict[str, Any]:
     }
 
 
-_HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the kgym package
+_HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the kgym package
 # Module globals the harness itself changes after the candidate is imported.
-_HARNESS_MUTABLE = frozenset({"kgym.verify.reference._loaded"})
+_HARNESS_MUTABLE = frozenset({"kgym.verify.parent.reference._loaded"})
 
 
 def _harness_state() -> dict[str, tuple]:
@@ -872,8 +879,8 @@ def _poison(device: torch.device, nbytes: int) -> None:
 
 
 def after_fork(threads: int | None = None, zygote_dir: str | None = None) -> None:
-    """In a process forked from the zygote (kgym.verify.zygote), once its environment has been
-    replaced by the spare's and its cwd is its own: give it what a cold `python -m kgym.verify.child`
+    """In a process forked from the zygote (kgym.verify.candidate.zygote), once its environment has been
+    replaced by the spare's and its cwd is its own: give it what a cold `python -m kgym.verify.candidate.child`
     would have of its own.
     - Random generators: forked siblings would otherwise draw the same numbers. Python's `random`,
       numpy's global generator (where numpy is loaded) and torch's (CPU, and CUDA's queued seed) are
@@ -903,7 +910,7 @@ def after_fork(threads: int | None = None, zygote_dir: str | None = None) -> Non
     site.USER_BASE = site.USER_SITE = None
     if zygote_dir:
         _rebase_paths(os.path.realpath(zygote_dir), os.getcwd())
-    reference = sys.modules.get("kgym.verify.reference")
+    reference = sys.modules.get("kgym.verify.parent.reference")
     if reference is not None:
         reference.SOURCE_DIR = tempfile.mkdtemp(prefix="kgym-ref-")
     knobs = sys.modules.get("triton.knobs")
