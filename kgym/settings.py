@@ -70,7 +70,7 @@ def internal(default: Any = _MISSING, doc: str = "", *, factory: Callable[[], An
 def section(cls: type, doc: str, *, inline: bool = False, **defaults: Any) -> Any:
     """A nested section of type `cls` (a TOML table, or with `inline` the parent's own table);
     `defaults` are this job's own defaults for some of its keys (a key the table leaves out takes them)."""
-    return field(default_factory=lambda: cls(**defaults),
+    return field(default_factory=lambda: build(cls, defaults, cls.__name__),  # an inline key's default too
                  metadata={"doc": doc, "section": True, "inline": inline, "defaults": defaults})
 
 
