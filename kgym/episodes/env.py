@@ -8,7 +8,7 @@ function-calling form), so vLLM's and TRL's chat templates apply unchanged:
   (`task.prompt()`), repair mode the system and user messages of `task.repair_messages()`;
   `env.tools` are the tool schemas to render with them in repair mode (`kgym.tasks.prompts.TOOLS`).
 - step takes the assistant's message (a dict, or its text) and, optionally, the sampler's tokens of
-  that turn (`tokens.TurnSample`; kept in `EpisodeResult.turn_samples` for the learner). Single
+  that turn (`turn_tokens.TurnSample`; kept in `EpisodeResult.turn_samples` for the learner). Single
   mode: the answer is extracted, verified and scored, and the episode ends. Repair mode: every tool
   call of the message runs in order (`tools.py`) and each gets a `{"role": "tool", "tool_call_id",
   "name", "content"}` message; a message without tool calls gets a user message saying so.

@@ -3,7 +3,7 @@
 These are what a records writer stores and a learner reads: ids (episode, group, sample index,
 evaluation ids), turns, rewards, the mode and end reason (`kgym.contract.Mode` / `EndReason`), the
 transcript (chat messages in OpenAI form), the reward config the episode was scored under and, per
-assistant turn, the sampler's tokens when the policy gave them (`tokens.TurnSample`).
+assistant turn, the sampler's tokens when the policy gave them (`turn_tokens.TurnSample`).
 `EpisodeResult.records()` flattens the evaluations into `kgym.records.make_record` rows with their
 episode coordinates (`kgym.contract.Episode`). Does not run episodes (`env.py`), post-process
 groups (`group.py`) or build learner samples (`flatten.py`).

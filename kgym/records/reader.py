@@ -63,7 +63,7 @@ def load(path: str | Path, *, deduplicate: bool = True, filesystem: Any = None,
          baselines: bool = True) -> pd.DataFrame:
     """The records under `path` (a local path or a URI) as a DataFrame (columns: `schema.COLUMNS`;
     with `baselines`, the run's baselines table joined on, plus `eager_from` and `compile_from`:
-    see `baselines.join_baselines`)."""
+    see `baseline_table.join_baselines`)."""
     df = read_table(path, filesystem).to_pandas()
     df = dedupe(df) if deduplicate else df
     if baselines:

@@ -9,7 +9,7 @@ hands the template `template_messages(messages)`, a copy in which each call's ar
 - the object, when they are JSON text of an object (or already a mapping);
 - `{"raw": text}` otherwise (not JSON, or JSON that is not an object: a malformed call the env
   answered with an error), so every template still renders the call, and what the model wrote
-  stays visible where a prompt is re-rendered in full (`prompts.TurnPrompt.rebuilt`).
+  stays visible where a prompt is re-rendered in full (`turn_prompts.TurnPrompt.rebuilt`).
 The given messages are not changed. Does not render, tokenize, or parse model text.
 """
 

@@ -3,7 +3,7 @@
 For each task a group of G episodes (G = `SamplingConfig.group_size`, default 8), its mode drawn
 per group by `ModeMix` (25% single-turn, 75% repair) unless given. Every episode is a coroutine
 that, turn by turn:
-  1. builds the turn's prompt ids (`prompts.ChatPrompter`: turn 1 rendered with the repair tools,
+  1. builds the turn's prompt ids (`turn_prompts.ChatPrompter`: turn 1 rendered with the repair tools,
      later turns = previous prompt + completion + the template's tokens for the tool messages);
   2. awaits one completion from the `GenerationBatcher` under the registry's latest policy version
      at that moment (so one engine call serves every episode that is ready, single and repair);
@@ -13,7 +13,7 @@ that, turn by turn:
      which verifies any submission through the evaluator while the other episodes generate;
 until the env ends the episode (finalize, an answer, the turn limit). Failures end one episode, never
 the others of its batch or the job:
-- a prompt that would outgrow the engine's context (`context.ContextBudget`: the room left under
+- a prompt that would outgrow the engine's context (`context_budget.ContextBudget`: the room left under
   `max_model_len` is below the minimum a turn needs) ends the episode as truncated
   (`EndReason.CONTEXT_LIMIT`, `KernelEnv.truncate`): counted and scored with what it has, as the
   turn limit is (the last submission, churn included), never an error. A turn with less room

@@ -8,6 +8,7 @@ import pytest
 from rollout_helpers import requires_vllm
 
 from kgym.contract import Mode
+from kgym.episodes.env import EpisodeConfig
 from kgym.rollout.engine import EngineConfig
 from kgym.rollout.sampling import SamplingConfig
 from kgym.tasks import make
@@ -35,7 +36,8 @@ def test_actor_rollout_and_adapter_sync(tiny_dir, adapters):
     try:
         cfg = RolloutConfig(engine=EngineConfig(model=str(tiny_dir), max_model_len=4096, max_num_seqs=8,
                                                 enforce_eager=True),
-                            sampling=SamplingConfig(temperature=1.0, max_tokens=8, group_size=2, seed=1))
+                            sampling=SamplingConfig(temperature=1.0, max_tokens=8, seed=1),
+                            episode=EpisodeConfig(group_size=2))  # a Rollout's groups are its episodes' size
         actor = RolloutActor.options(num_gpus=0, num_cpus=0).remote(cfg, NoEvaluations())
         tasks = [make("relu-v1", seed=1, size="tiny"), make("relu-v1", seed=2, size="tiny")]
         groups = ray.get(actor.rollout.remote(tasks, modes=[Mode.SINGLE, Mode.SINGLE]), timeout=400)
