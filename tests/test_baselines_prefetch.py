@@ -37,9 +37,18 @@ def _prefetch(verifier, task, **kw):
     return verifier.prefetch(req.reference, seed=req.seed, **{**dict(req.overrides), **kw})
 
 
+def _prefetch_cached(verifier, task, tries: int = 5):
+    """Prefetch until the figure is cached: an unstable one (a loaded CPU) is not (issue 29)."""
+    for _ in range(tries):
+        measured = _prefetch(verifier, task)
+        if all(usable(m.timing) for m in measured):
+            return measured
+    raise AssertionError(f"no stable baseline in {tries} prefetches: {measured}")
+
+
 def test_a_prefetched_baseline_is_used_and_the_candidate_measures_none(verifier):
     task = _task(101)
-    measured = _prefetch(verifier, task)
+    measured = _prefetch_cached(verifier, task)
     assert [m.kind for m in measured] == ["eager"]  # compile is not measured on the CPU by default
     assert _prefetch(verifier, task) == []  # cached now: nothing to measure
     v = _verify(verifier, task)
@@ -101,7 +110,7 @@ def test_prefetch_measures_what_the_candidates_path_measures(verifier, tmp_path,
 
 def test_a_tampered_prefetched_baseline_is_still_caught(verifier):
     task = _task(131)
-    (m,) = _prefetch(verifier, task)
+    (m,) = _prefetch_cached(verifier, task)
     path = os.path.join(verifier.cache.dir, m.key + ".json")
     with open(path) as f:
         entry = json.load(f)
