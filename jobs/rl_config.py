@@ -156,6 +156,9 @@ class EngineSection:
                            "last one ran (kgym.rollout.batcher)", choices=("continuous", "rounds"))
     dtype: str = option("auto", "vLLM dtype")
     cpu_kv_cache_gib: float | None = option(None, "CPU build only: KV cache GiB", gt=0)
+    in_process: bool = option(False, "vLLM's engine core and worker inside the rollout actor's process instead "
+                              "of two spawned ones (kgym.rollout.engine.EngineConfig.in_process; one "
+                              "tensor-parallel rank only): a faster start on the CPU")
     seed: int = option(0, "engine seed", ge=0)
 
 
@@ -361,7 +364,7 @@ class RLJobConfig:
         engine = EngineConfig(model=self.model, max_model_len=e.max_model_len, max_loras=e.max_loras,
                               dtype=e.dtype, seed=e.seed, enforce_eager=e.enforce_eager, max_num_seqs=e.max_num_seqs,
                               cpu_kv_cache_gib=e.cpu_kv_cache_gib, tensor_parallel_size=e.tensor_parallel_size,
-                              gpu_memory_utilization=util, sleep_mode=sleep_level > 0)
+                              gpu_memory_utilization=util, sleep_mode=sleep_level > 0, in_process=e.in_process)
         return RolloutConfig(engine=engine, sampling=self.sampling.sampling_config(self.episodes.group_size),
                              episode=self.episodes.episode_config(), single_fraction=self.episodes.single_fraction,
                              mix_seed=self.episodes.mix_seed, staleness_window=self.offpolicy.adapter_window,
