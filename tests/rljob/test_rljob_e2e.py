@@ -113,6 +113,8 @@ def test_ray_job_submit_to_a_local_head(tiny, tmp_path):
 
     from kgym.records.rl_records import Table, load
 
+    from ray_submit import submit_when_agent_is_up
+
     model, choices = tiny
     gcs, dash, client, agent_http, agent_grpc, env_agent, metrics, nm, om = free_ports(9)
     temp = tempfile.mkdtemp(prefix="kgr-")
@@ -136,10 +138,10 @@ def test_ray_job_submit_to_a_local_head(tiny, tmp_path):
         job = _cmd(model, choices, Path("out"), "submitted", "--set", "steps=1", "--set", "eval.every=0",
                    "--set", 'ray.address="auto"')
         job[0] = "python"
-        done = subprocess.run(["ray", "job", "submit", "--address", address, "--submission-id", sub_id,
-                               "--working-dir", str(REPO), "--runtime-env-json",
-                               json.dumps({"env_vars": {"KGYM_SUBMIT_DIR": str(tmp_path)}}), "--", *job],
-                              env=env, capture_output=True, text=True, timeout=900)
+        done = submit_when_agent_is_up(["ray", "job", "submit", "--address", address, "--submission-id", sub_id,
+                                        "--working-dir", str(REPO), "--runtime-env-json",
+                                        json.dumps({"env_vars": {"KGYM_SUBMIT_DIR": str(tmp_path)}}), "--", *job],
+                                       env)
         status = subprocess.run(["ray", "job", "status", "--address", address, sub_id], env=env,
                                 capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "succeeded" in status.stdout + status.stderr, \
