@@ -60,10 +60,10 @@ CHECKS = ("kgym_rl_step", "kgym_rl_policy_version", "sum(kgym_rl_episodes_total)
 
 
 @pytest.fixture(scope="module")
-def obs_run(tmp_path_factory):
+def obs_run(tiny, tmp_path_factory):
     rq = _render_queries()
     root = tmp_path_factory.mktemp("rl-obs")
-    model, choices = rq.tiny_rl_inputs(root)
+    model, choices = tiny  # what rq.tiny_rl_inputs(root) builds for relu, the session's (conftest.py)
     scraped: dict = {}
     prom = None
     if shutil.which("prometheus"):
