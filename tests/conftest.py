@@ -57,6 +57,27 @@ def relu_reference() -> str:
     return fixture_source("relu", "reference")
 
 
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory) -> Path:
+    """The tests' tiny model directory (tests/rl/tiny.py: random Qwen2 with a fixed seed, a BPE trained
+    here, TRL's ChatML template), built once for every folder that only reads it (curation, rl and rollout
+    built one each, rljob one per module, until 2026-12-07)."""
+    rl = str(Path(__file__).parent / "rl")
+    if rl not in sys.path:
+        sys.path.insert(0, rl)
+    from tiny import save_tiny
+
+    path, _ = save_tiny(tmp_path_factory.mktemp("tiny-qwen2"))
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_tok(tiny_dir):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_dir)
+
+
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():
         return

@@ -170,13 +170,25 @@ def test_the_fixture_covers_every_shipped_config():
     assert {c["job"] for c in CASES} == set(JOBS)
 
 
+# Changes made on purpose since the recording, each with its reason: (config file, path suffix) -> new value.
+CHANGED_SINCE = {
+    # 2026-12-07: the CPU RL job's engine in the rollout actor's process (actors ready in 39 s, not 74 s)
+    ("jobs/configs/rl_tiny.toml", ".rollout.engine.in_process"): True,
+}
+
+
+def _intended(config: str, line: str) -> bool:
+    return any(config == c and line.split(":")[0].endswith(suffix) and line.endswith(f"now {value!r}")
+               for (c, suffix), value in CHANGED_SINCE.items())
+
+
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['job']}:{c['config']}:{' '.join(c['sets'])[:60]}" for c in CASES])
 def test_a_config_gives_the_values_it_gave_before(case):
     path = ROOT / case["config"] if case["config"] else None
     cfg = load_job_config(JOBS[case["job"]], path, case["sets"])
     # through JSON, as recorded: tuples are lists, enums their values
     new = json.loads(json.dumps(view(case["job"], cfg), sort_keys=True))
-    diff = differences(case["view"], new)
+    diff = [d for d in differences(case["view"], new) if not _intended(case["config"], d)]
     assert not diff, "\n".join(diff)
 
 

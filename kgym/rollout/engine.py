@@ -112,7 +112,9 @@ class EngineConfig:
     # from ~41 s to ~7 s on 2 loaded cores. Off by default: vLLM's CPU worker then sets this process's
     # threads and memory binding (a suite that ran it in process saw later timing tests noisier), and
     # on CUDA vLLM's own processes let the scheduler overlap the GPU. One tensor-parallel rank only.
-    in_process: bool = internal(False, "engine core and worker in this process (see the comment above)")
+    in_process: bool = option(False, "vLLM's engine core and worker inside this process instead of two spawned "
+                              "ones (one tensor-parallel rank only; see the comment above): a faster start on the "
+                              "CPU, where the rollout actor's process holds nothing but the engine")
     extra: dict[str, Any] = internal(doc="further vllm.LLM keyword arguments", factory=dict)
 
     def __post_init__(self) -> None:

@@ -1,5 +1,6 @@
 """Curation fixtures: the synthetic KernelBook file curated once per session (five verifications on
-tiny shapes with a real CPU Verifier), and the RL tests' tiny model (tests/rl/tiny.py)."""
+tiny shapes with a real CPU Verifier, its tokenizer the session's tiny model: tests/conftest.py's
+`tiny_dir`)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ from curation_helpers import CPU_VERIFY, RUN_ID, curate_config  # noqa: E402
 
 from kgym.curation import CurateConfig, CurationResult, LocalBackend, curate  # noqa: E402
 
-from tiny import save_tiny  # noqa: E402
-
 
 @dataclass(frozen=True)
 class Curated:
@@ -26,12 +25,6 @@ class Curated:
     result: CurationResult
     with_kernelbench: bool
     records: Path  # the records root; the run id is RUN_ID
-
-
-@pytest.fixture(scope="session")
-def tiny_dir(tmp_path_factory) -> Path:
-    path, _ = save_tiny(tmp_path_factory.mktemp("tiny-qwen2"))
-    return path
 
 
 @pytest.fixture(scope="session")

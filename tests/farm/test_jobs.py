@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from farm_helpers import REPO, kill_once_durable, rows, write_config, write_input
+from ray_submit import submit_when_agent_is_up
 
 pytest.importorskip("ray")
 pytestmark = pytest.mark.slow
@@ -115,10 +116,9 @@ def test_ray_job_submit_to_a_local_head(tmp_path):
 
         def submit(*extra: str) -> tuple[subprocess.CompletedProcess, str, str]:
             sub_id = f"kgym-test-{secrets.token_hex(4)}"
-            done = subprocess.run(
+            done = submit_when_agent_is_up(
                 ["ray", "job", "submit", "--address", address, "--submission-id", sub_id, "--working-dir", str(REPO),
-                 *extra, "--", "python", "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")],
-                env=env, capture_output=True, text=True, timeout=900)
+                 *extra, "--", "python", "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")], env)
             status = subprocess.run(["ray", "job", "status", "--address", address, sub_id], env=env,
                                     capture_output=True, text=True, timeout=60)
             return done, status.stdout + status.stderr, sub_id

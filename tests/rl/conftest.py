@@ -1,4 +1,5 @@
-"""RL test fixtures: one tiny model directory per session (tests/rl/tiny.py)."""
+"""RL test fixtures: one torch thread per test. The tiny model directory (`tiny_dir`, `tiny_tok`) is the
+session's, tests/conftest.py's (built by tests/rl/tiny.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from tiny import save_tiny  # noqa: E402 - tests import the helper as `tiny`
+sys.path.insert(0, str(Path(__file__).parent))  # tests import the helper as `tiny`
 
 
 @pytest.fixture(autouse=True)
@@ -22,16 +22,3 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
-
-
-@pytest.fixture(scope="session")
-def tiny_dir(tmp_path_factory) -> Path:
-    path, _ = save_tiny(tmp_path_factory.mktemp("tiny-qwen2"))
-    return path
-
-
-@pytest.fixture(scope="session")
-def tiny_tok(tiny_dir):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tiny_dir)

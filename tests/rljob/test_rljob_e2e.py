@@ -3,12 +3,15 @@ here, vLLM's CPU build, the Triton interpreter, the real farm (Ray, one verifier
 learner (fp32, no quantisation). Its turns are constrained to scripted answers (relu's solution, its
 known-wrong answer, as a python fence or a submit_kernel call, or no code) so they reach the verifier.
 
-1. `python -m jobs.rl` runs as a subprocess and is SIGKILLed right after step 2's done marker is
-   written (its process group: the embedded Ray dies too); then it runs again with the same run id
-   and finishes step 3. Checked: each step 1-3 counted once, in the steps table and in the rollouts
-   (rows of no other step), the learner's checkpoint at step 3 with policy version 3, the held-out
-   evaluation at step 2, the second launch resumed from step 2's checkpoint (attempt 2) and redid
-   nothing, and the farm's evaluation rows exist for the episodes' submissions.
+1. `python -m jobs.rl` (2 steps, a held-out evaluation before step 1 and at step 2) runs as a
+   subprocess and is SIGKILLed right after step 1's done marker is written (its process group: the
+   embedded Ray dies too); then it runs again with the same run id and finishes step 2. Checked: each
+   step counted once, in the steps table and in the rollouts (rows of no other step), the learner's
+   checkpoint at step 2 with policy version 2, the second launch resumed from step 1's checkpoint
+   (attempt 2) and redid nothing, its held-out evaluation at step 2 compared with the one before step
+   1 (restored from that checkpoint), and the farm's evaluation rows exist for the episodes'
+   submissions. Two steps are enough: one committed before the kill, one after the resume (a third,
+   as this test ran until 2026-12-07, repeated a step on either side and cost a training step).
 2. `ray job submit -- python -m jobs.rl` against a `ray start --head` on loopback (token auth), one
    step, records found where KGYM_SUBMIT_DIR says.
 """
@@ -53,13 +56,13 @@ def _kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
         pass
 
 
-def test_killed_after_step_2_resumes_and_finishes(tiny, tmp_path):
+def test_killed_after_step_1_resumes_and_finishes(tiny, tmp_path):
     from kgym.records import load as load_evaluations
     from kgym.records.rl_records import Table, load, markers, read_raw
 
     model, choices = tiny
     out = tmp_path / "out"
-    cmd = _cmd(model, choices, out, "e2e")
+    cmd = _cmd(model, choices, out, "e2e", "--set", "steps=2", "--set", "eval.at_start=true")
     run = out / "e2e"
     first = subprocess.Popen(cmd, cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              start_new_session=True)
@@ -67,36 +70,39 @@ def test_killed_after_step_2_resumes_and_finishes(tiny, tmp_path):
     try:
         for line in first.stdout:
             log.append(line)
-            if line.startswith("jobs.rl: step 2/3"):  # printed after step 2's marker is written
+            if line.startswith("jobs.rl: step 1/2"):  # printed after step 1's marker is written
                 _kill_group(first.pid)
                 break
         first.wait(timeout=60)
     finally:
         _kill_group(first.pid)
     assert first.returncode == -signal.SIGKILL, "".join(log[-40:])
-    assert sorted(markers(run)) == [1, 2]
+    assert sorted(markers(run)) == [0, 1]  # 0: the evaluation before step 1
 
     second = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=900,
                             start_new_session=True)
     assert second.returncode == 0, second.stdout[-4000:] + second.stderr[-4000:]
-    assert "resuming after step 2" in second.stdout and "step 1/3" not in second.stdout
-    assert "step 3/3" in second.stdout
+    assert "resuming after step 1" in second.stdout and "step 1/2" not in second.stdout
+    assert "step 2/2" in second.stdout and "evaluation of the starting policy" not in second.stdout
 
     steps = load(run, Table.STEPS)
-    assert list(steps["step"]) == [1, 2, 3] and list(steps["attempt"]) == [1, 1, 2]
-    assert list(steps["version_after"]) == [1, 2, 3] and list(steps["learner_step"]) == [1, 2, 3]
-    assert len(read_raw(run, Table.STEPS)) == 3  # nothing was redone
+    assert list(steps["step"]) == [1, 2] and list(steps["attempt"]) == [1, 2]
+    assert list(steps["version_after"]) == [1, 2] and list(steps["learner_step"]) == [1, 2]
+    assert len(read_raw(run, Table.STEPS)) == 2  # nothing was redone
     rollouts = load(run, Table.ROLLOUTS)
     train = rollouts[rollouts["kind"] == "train"]
-    assert set(train["step"]) == {1, 2, 3} and train["episode_id"].is_unique
+    assert set(train["step"]) == {1, 2} and train["episode_id"].is_unique
     assert (train.groupby("step")["group_id"].nunique() >= 1).all()
     assert train.loc[train["trained"], "samples"].sum() == steps["samples_trained"].sum()
     assert train["prompt_ids"].notna().all() and train["transcript_json"].str.len().gt(10).all()
-    evals = load(run, Table.EVALS)
-    assert list(evals["step"]) == [2] and (rollouts["kind"] == "eval").sum() == 2 * 2
-    ckpt = json.loads((out / "e2e.checkpoints" / "step-000003" / "state.json").read_text())
-    assert ckpt["policy_version"] == 3 and ckpt["attempt"] == 2
-    assert (out / "e2e.checkpoints" / "step-000003" / "learner" / ckpt["learner_checkpoint"] / "adapter").is_dir()
+    evals = load(run, Table.EVALS).sort_values("step")
+    assert list(evals["step"]) == [0, 2] and list(evals["attempt"]) == [1, 2]
+    assert (rollouts["kind"] == "eval").sum() == 2 * 2 * 2  # two evaluations of 2 tasks x 2 samples
+    # the resumed run compared its evaluation with the first launch's, kept in step 1's checkpoint
+    assert evals["previous_step"].iloc[1] == 0 and evals["delta_pp"].notna().iloc[1]
+    ckpt = json.loads((out / "e2e.checkpoints" / "step-000002" / "state.json").read_text())
+    assert ckpt["policy_version"] == 2 and ckpt["attempt"] == 2
+    assert (out / "e2e.checkpoints" / "step-000002" / "learner" / ckpt["learner_checkpoint"] / "adapter").is_dir()
     farm = load_evaluations(run)  # the farm's own rows: every verified submission
     ids = {i for ids in train["evaluation_ids"] for i in ids}
     assert ids and ids <= set(farm["evaluation_id"])
@@ -106,6 +112,8 @@ def test_ray_job_submit_to_a_local_head(tiny, tmp_path):
     from farm_test_ports import free_ports
 
     from kgym.records.rl_records import Table, load
+
+    from ray_submit import submit_when_agent_is_up
 
     model, choices = tiny
     gcs, dash, client, agent_http, agent_grpc, env_agent, metrics, nm, om = free_ports(9)
@@ -130,10 +138,10 @@ def test_ray_job_submit_to_a_local_head(tiny, tmp_path):
         job = _cmd(model, choices, Path("out"), "submitted", "--set", "steps=1", "--set", "eval.every=0",
                    "--set", 'ray.address="auto"')
         job[0] = "python"
-        done = subprocess.run(["ray", "job", "submit", "--address", address, "--submission-id", sub_id,
-                               "--working-dir", str(REPO), "--runtime-env-json",
-                               json.dumps({"env_vars": {"KGYM_SUBMIT_DIR": str(tmp_path)}}), "--", *job],
-                              env=env, capture_output=True, text=True, timeout=900)
+        done = submit_when_agent_is_up(["ray", "job", "submit", "--address", address, "--submission-id", sub_id,
+                                        "--working-dir", str(REPO), "--runtime-env-json",
+                                        json.dumps({"env_vars": {"KGYM_SUBMIT_DIR": str(tmp_path)}}), "--", *job],
+                                       env)
         status = subprocess.run(["ray", "job", "status", "--address", address, sub_id], env=env,
                                 capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "succeeded" in status.stdout + status.stderr, \

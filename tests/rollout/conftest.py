@@ -1,6 +1,6 @@
-"""Rollout fixtures: the tiny model (tests/rl/tiny.py: random Qwen2, BPE trained here, TRL's ChatML
-tool template), a scripted engine for the tests that need no vLLM, and one vLLM engine per session
-for those that do (skipped, saying so, where vLLM is not importable)."""
+"""Rollout fixtures: LoRA adapters for the tiny model (tests/conftest.py's `tiny_dir`: random Qwen2, BPE
+trained here, TRL's ChatML tool template), a scripted engine for the tests that need no vLLM, and one
+vLLM engine per session for those that do (skipped, saying so, where vLLM is not importable)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,6 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "rl"))
 
 from rollout_helpers import HAVE_VLLM  # noqa: E402 - the folder is on sys.path from here on
-
-
-@pytest.fixture(scope="session")
-def tiny_dir(tmp_path_factory) -> Path:
-    from tiny import save_tiny
-
-    path, _ = save_tiny(tmp_path_factory.mktemp("tiny-qwen2"))
-    return path
-
-
-@pytest.fixture(scope="session")
-def tiny_tok(tiny_dir):
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(tiny_dir)
 
 
 @pytest.fixture(scope="session")
