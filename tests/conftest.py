@@ -44,10 +44,21 @@ def pytest_sessionstart(session):
 from paths import fixture_source  # noqa: E402 - tests import fixture helpers from `paths`, not conftest
 
 
+# The session verifier's device: the CPU (CI), or with KGYM_TEST_DEVICE=cuda the GPU, to run the attack
+# and honest tests written for the CPU on the H200 by hand (`KGYM_TEST_DEVICE=cuda pytest tests/exploits`):
+# the same candidates against the GPU's launch proof, device trace and timing.
+TEST_DEVICE = os.environ.get("KGYM_TEST_DEVICE", "cpu")
+if TEST_DEVICE not in ("cpu", "cuda"):
+    raise pytest.UsageError(f"KGYM_TEST_DEVICE={TEST_DEVICE!r}: use cpu or cuda")
+
+
 @pytest.fixture(scope="session")
 def verifier():
-    """A CPU verifier; the hidden-case secret is fixed so failures reproduce."""
-    with Verifier(VerifyConfig(device="cpu", timed_runs=5, warmup_runs=1, max_remeasure=1),
+    """The session's verifier (KGYM_TEST_DEVICE's device, the CPU by default); the hidden-case secret is
+    fixed so failures reproduce."""
+    if TEST_DEVICE == "cuda" and not torch.cuda.is_available():
+        pytest.skip("KGYM_TEST_DEVICE=cuda but no CUDA GPU")
+    with Verifier(VerifyConfig(device=TEST_DEVICE, timed_runs=5, warmup_runs=1, max_remeasure=1),
                   spares=1, cache_dir=TEST_CACHE, case_secret=b"kgym-tests") as v:
         yield v
 
