@@ -31,9 +31,9 @@ def _script():
     return module
 
 
-def test_ten_answers_with_distinct_ids():
+def test_fourteen_answers_with_distinct_ids():
     ids = [int(re.match(r"^(\d+)_.+\.py$", f.name).group(1)) for f in FILES]
-    assert len(FILES) == 10 and len(set(ids)) == 10
+    assert len(FILES) == 14 and len(set(ids)) == 14
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
