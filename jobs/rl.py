@@ -27,7 +27,9 @@ Order of events of step s (attempt a, learner at policy version v):
      `[offpolicy] max_staleness` versions behind v are dropped and counted;
   5. learning: colocated with sleep mode, the engine sleeps first (vLLM frees its weights and KV
      cache); `LearnerActor.step(batch)` (CISPO, one optimizer step) -> version v+1; then the
-     learner hands its cached CUDA memory back (`release_memory`) and the engine wakes;
+     learner hands its cached CUDA memory back (`release_memory`) and the engine wakes. Where the
+     learner fits beside the awake engine the placement chose sleep level 0 and none of this runs
+     (`jobs.rl_placement.decide_sleep`; the reason is in the log and the attempt record);
   6. adapter sync (the rollout's documented order): the learner writes adapter v+1 to a fresh
      directory (`save_adapter`) -> each rollout actor `load_adapter(v+1, dir)` under a fresh LoRA id,
      retiring versions past its window; awaited before step s+1's first generation;
@@ -192,7 +194,7 @@ class RLController:
     def _start_attempt(self) -> Path | None:
         ckpt = latest_controller_checkpoint(self.ckpt_root)
         attempt = self.records.begin_attempt({"started_at": time.time(), "resumed_from": str(ckpt) if ckpt else None,
-                                              "pid": os.getpid()})
+                                              "pid": os.getpid(), "placement": self.placement.to_dict()})
         self.attempt = attempt
         return ckpt
 
@@ -338,11 +340,14 @@ class RLController:
             return
         self.job.pool.prefetch([BaselineRequest.for_task(t) for t in tasks])
 
-    def _engine_stats(self) -> tuple[float, float, int, int]:
-        """(engine-busy seconds, generated tokens, engine calls, requests served), summed over engines."""
+    def _engine_stats(self) -> tuple[float, float, int, int, int, float]:
+        """(engine-busy seconds, generated tokens, engine calls, requests served, engine iterations,
+        requests decoded summed over iterations), summed over engines."""
         stats = self._get([r.stats.remote() for r in self.rollouts], "the engines' stats")
         return (sum(float(s["generate_seconds"]) for s in stats), sum(float(s["generated_tokens"]) for s in stats),
-                sum(int(s["engine_calls"]) for s in stats), sum(int(s["requests"]) for s in stats))
+                sum(int(s["engine_calls"]) for s in stats), sum(int(s["requests"]) for s in stats),
+                sum(int(s.get("engine_steps") or 0) for s in stats),
+                sum(float(s.get("mean_running") or 0.0) * int(s.get("engine_steps") or 0) for s in stats))
 
     def _sleep(self) -> float:
         """Colocated mode: the engine frees its GPU memory for the learner (vLLM sleep mode)."""
@@ -379,7 +384,7 @@ class RLController:
         self.log(f"jobs.rl: step {s}: rolling out {len(tasks)} group(s)")
 
         # 2-3. rollouts, scoring, bounded resampling of all-equal groups
-        gen0, tok0, calls0, req0 = self._engine_stats()
+        gen0, tok0, calls0, req0, it0, run0 = self._engine_stats()
         t0 = time.perf_counter()
         groups: list[rl_steps.ScoredGroup] = []
         round_tasks = tasks
@@ -396,7 +401,10 @@ class RLController:
             round_tasks = (self._get(self.task_actor.sample.remote(len(again)), "drawing tasks")
                            if cfg.resample.new_task else [g.task for g in again])
         rollout_s = time.perf_counter() - t0
-        gen1, tok1, calls1, req1 = self._engine_stats()
+        gen1, tok1, calls1, req1, it1, run1 = self._engine_stats()
+        # requests the engines decoded per iteration (continuous batching): the episodes really in
+        # flight, at most the step's episodes (the step row's mean_batch counts admissions, not this)
+        in_flight = (run1 - run0) / (it1 - it0) if it1 > it0 else 0.0
         generation_s = max(0.0, gen1 - gen0)
         for g in groups:  # the ladder hears every attempt, resampled groups' too
             for e in (g.result.episodes if g.result else []):
@@ -486,7 +494,8 @@ class RLController:
         self.log(f"jobs.rl: step {s}/{cfg.steps} {stats.status} v{version_before}->v{self.version} "
                  f"groups {len(groups)} (resampled {stats.groups_resampled}) samples {len(batch.samples)} "
                  f"reward {stats.reward_mean if stats.reward_mean is not None else float('nan'):.3f} "
-                 f"gen {stats.generation_s:.1f}s verify {stats.verification_s:.1f}s learn {learning_s:.1f}s "
+                 f"gen {stats.generation_s:.1f}s (in flight {in_flight:.2f}) verify {stats.verification_s:.1f}s "
+                 f"learn {learning_s:.1f}s sleep {sleep_s:.1f}s wake {wake_s:.1f}s "
                  f"sync {sync_s:.1f}s step {stats.step_s:.1f}s")
 
     def _commit_info(self, s: int, checkpoint: str | None) -> dict[str, Any]:
@@ -584,8 +593,9 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
         import ray
 
         from jobs.rl_placement import plan_placement
+        from ray_cluster.gpu_memory import total_gpu_memory_gib
 
-        placement = plan_placement(config, float(ray.cluster_resources().get("GPU", 0)))
+        placement = plan_placement(config, float(ray.cluster_resources().get("GPU", 0)), total_gpu_memory_gib)
         planned.append(placement)
         if placement.mode == "cpu":
             return config.farm

@@ -96,6 +96,11 @@ class PlacementSection:
     mode: str = option("auto", "colocated (everything on one GPU, the study's), split (engine, learner and farm "
                        "on GPUs of their own), cpu, or auto (split when the cluster has the GPUs, else colocated; "
                        "cpu when engine and learner ask for none)", choices=("auto", "colocated", "split", "cpu"))
+    gpu_memory_gib: float | None = option(None, "colocated: GiB of the shared GPU's memory, for deciding whether the "
+                                          "engine must sleep while the learner steps; omit: asked of the GPU "
+                                          "before anything starts", gt=0)
+    farm_memory_gib: float = option(8.0, "colocated: GiB the verifier worker (its process and warm spares) may hold "
+                                    "on the shared GPU, counted when deciding whether the engine must sleep", ge=0)
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ Modes (`[placement] mode`):
 - `colocated`: everything on one GPU, the study's mode. Ray's GPU shares are fractions of that one
   GPU (the engine 0.5, the learner 0.25, one verifier worker 0.25: logical shares, so Ray puts the
   three on one device); GPU *memory* is split by `[engine] gpu_memory_utilization` (what vLLM
-  takes while awake) and by vLLM's sleep mode (`[engine] sleep_level`, 1 by default here): the
-  engine sleeps while the learner steps and wakes before the adapter sync. One rollout actor, no
-  tensor parallelism.
+  takes while awake) and by vLLM's sleep mode: the engine sleeps while the learner steps and wakes
+  before the adapter sync, unless the learner fits beside the awake engine (`decide_sleep`, below).
+  One rollout actor, no tensor parallelism.
 - `split`: each rollout actor takes `[engine] gpus` (x `tensor_parallel_size` when that is more),
   the learner `[learner] gpus` (a fraction shares a GPU), and the farm the whole GPUs left
   (`[farm] workers` caps it); at least one worker is needed.
@@ -15,6 +15,16 @@ Modes (`[placement] mode`):
   a CPU learner, CPU verifier workers.
 - `auto` (the default): `cpu` when engine and learner ask for no GPU; `split` when the cluster has
   the GPUs split asks for plus one for the farm; else `colocated` when it has at least one GPU.
+
+Sleep or not, colocated (`decide_sleep`, a plain function of numbers): `[engine] sleep_level` when
+set (0 never sleeps, 1 or 2 always); omitted, the engine stays awake when its share of the GPU
+(`gpu_memory_utilization` x the GPU's memory) + the learner's estimated peak
+(`kgym.training.learner_memory`, from the model's config.json and `[learner]`) + the verifier worker's
+reserve (`[placement] farm_memory_gib`) + `AWAKE_HEADROOM_GIB` fit in the GPU's memory
+(`[placement] gpu_memory_gib`, else asked of the GPU before anything starts), and sleeps (level 1) when
+they do not, or when either memory is unknown (the earlier behaviour). Sleep level 1 costs a copy of the
+weights to host memory every step (10.4 s at the 7B shape on an H100, 2026-12-07); the decision, its
+numbers and its reason are in `Placement.sleep_reason`, the job's log and its attempt record.
 
 `plan_placement(config, cluster_gpus)` is a plain function: it returns a `Placement` or raises
 `ConfigError` saying what does not fit and what to set, so the job never waits on resources the
@@ -26,9 +36,10 @@ nodes (`ray_cluster/placement.py`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jobs.sections import ConfigError
 
@@ -40,6 +51,56 @@ if TYPE_CHECKING:
 COLOCATED_ENGINE_SHARE = 0.5
 COLOCATED_LEARNER_SHARE = 0.25
 COLOCATED_WORKER_SHARE = 0.25
+# Left free beside the awake engine, the learner's peak and the verifier: vLLM's non-torch memory
+# (NCCL, CUDA graphs' pools it does not count exactly), other CUDA contexts, the estimate's error.
+AWAKE_HEADROOM_GIB = 4.0
+
+
+@dataclass(frozen=True)
+class SleepDecision:
+    """Whether the colocated engine sleeps while the learner steps, and why (the numbers in GiB)."""
+
+    level: int
+    reason: str
+    gpu_gib: float | None = None
+    engine_gib: float | None = None
+    learner_gib: float | None = None
+    farm_gib: float | None = None
+    headroom_gib: float | None = None
+
+    @property
+    def needed_gib(self) -> float | None:
+        parts = (self.engine_gib, self.learner_gib, self.farm_gib, self.headroom_gib)
+        return None if any(p is None for p in parts) else sum(parts)  # type: ignore[arg-type]
+
+
+def decide_sleep(setting: int | None, gpu_gib: float | None, engine_share: float, learner_gib: float | None,
+                 farm_gib: float, headroom_gib: float = AWAKE_HEADROOM_GIB) -> SleepDecision:
+    """The colocated engine's sleep level: `setting` ([engine] sleep_level) when given; else 0 when
+    the engine awake (`engine_share` of `gpu_gib`), the learner's peak, the farm's reserve and the
+    headroom fit in `gpu_gib`, and 1 when they do not or a memory is unknown (None)."""
+    engine_gib = None if gpu_gib is None else engine_share * gpu_gib
+    numbers = dict(gpu_gib=gpu_gib, engine_gib=engine_gib, learner_gib=learner_gib, farm_gib=farm_gib,
+                   headroom_gib=headroom_gib)
+    need = SleepDecision(0, "", **numbers).needed_gib
+    sums = (f"engine {engine_gib:.1f} + learner {learner_gib:.1f} + farm {farm_gib:.1f} + headroom "
+            f"{headroom_gib:.1f} = {need:.1f} GiB of the GPU's {gpu_gib:.1f}") if need is not None else ""
+    if setting is not None:
+        why = f"[engine] sleep_level = {setting}"
+        if setting == 0 and need is not None and need > gpu_gib:  # type: ignore[operator]
+            why += f" (the estimate says it does not fit awake: {sums}; the learner may run out of memory)"
+        elif need is not None:
+            why += f" ({sums})"
+        return SleepDecision(setting, why, **numbers)
+    if gpu_gib is None:
+        return SleepDecision(1, "the GPU's memory is unknown (set [placement] gpu_memory_gib to decide)",
+                             **numbers)
+    if learner_gib is None:
+        return SleepDecision(1, "the learner's memory cannot be estimated (no readable config.json in "
+                             "the model directory)", **numbers)
+    if need <= gpu_gib:  # type: ignore[operator]
+        return SleepDecision(0, f"the learner fits beside the awake engine ({sums})", **numbers)
+    return SleepDecision(1, f"the learner does not fit beside the awake engine ({sums})", **numbers)
 
 
 class PlacementMode(StrEnum):
@@ -58,6 +119,14 @@ class Placement:
     farm_workers: int | None  # None: the farm's own rule (one per CPU slot on a CPU cluster)
     farm_gpus_per_worker: float  # 0 on a CPU farm
     sleep_level: int  # 0: the engine stays awake while the learner steps
+    sleep_reason: str = ""  # why (colocated: `decide_sleep`'s reason with its numbers)
+    memory: SleepDecision | None = None  # colocated: the numbers the sleep level was decided on
+
+    def to_dict(self) -> dict[str, Any]:
+        """For the attempt record: the shares, the sleep level, its reason and numbers."""
+        d = asdict(self)
+        d["mode"] = str(self.mode)
+        return d
 
     @property
     def gpus(self) -> float:
@@ -68,6 +137,9 @@ class Placement:
         farm = ("CPU workers" if not self.farm_gpus_per_worker
                 else f"{self.farm_workers} verifier worker(s) x {self.farm_gpus_per_worker:g} GPU")
         sleep = f", engine sleeps (level {self.sleep_level}) while the learner steps" if self.sleep_level else ""
+        if self.mode is PlacementMode.COLOCATED and self.sleep_reason:
+            state = f"sleeps (level {self.sleep_level})" if self.sleep_level else "stays awake"
+            sleep = f", engine {state} while the learner steps: {self.sleep_reason}"
         return (f"{self.mode}: {self.engine_actors} rollout actor(s) x {self.engine_gpus:g} GPU, learner "
                 f"{self.learner_gpus:g} GPU, {farm}{sleep} ({self.gpus:g} GPUs asked for)")
 
@@ -77,8 +149,30 @@ def _engine_gpus(engine: EngineConfig) -> float:
     return float(max(engine.gpus, tp)) if engine.gpus else 0.0
 
 
-def plan_placement(config: RLJobConfig, cluster_gpus: float) -> Placement:
-    """`config`: an `RLJobConfig`; `cluster_gpus`: `ray.cluster_resources()["GPU"]` (0 without)."""
+def colocated_sleep(config: RLJobConfig, gpu_memory: Callable[[], float | None] | None = None) -> SleepDecision:
+    """`decide_sleep` for `config` colocated: the GPU's memory from `[placement] gpu_memory_gib`, else
+    from `gpu_memory()` (asked only when the decision needs it), the learner's from the model's
+    config.json (`kgym.training.learner_memory`)."""
+    from kgym.training.learner_memory import ModelShape, estimate_learner_memory
+
+    e, pl = config.engine, config.placement
+    share = e.memory_utilization(colocated=True)
+    if e.sleep_level is not None and pl.gpu_memory_gib is None:  # the user decided: nothing to ask the GPU
+        gpu_gib = None
+    else:
+        gpu_gib = pl.gpu_memory_gib if pl.gpu_memory_gib is not None else (gpu_memory() if gpu_memory else None)
+    shape = ModelShape.from_dir(config.model) if config.model else None
+    learner = (estimate_learner_memory(shape, config.learner_config(), e.max_model_len)
+               if shape is not None else None)
+    return decide_sleep(e.sleep_level, gpu_gib, share, learner.total_gib if learner else None,
+                        pl.farm_memory_gib)
+
+
+def plan_placement(config: RLJobConfig, cluster_gpus: float,
+                   gpu_memory: Callable[[], float | None] | None = None) -> Placement:
+    """`config`: an `RLJobConfig`; `cluster_gpus`: `ray.cluster_resources()["GPU"]` (0 without);
+    `gpu_memory`: GiB of one GPU, asked only when a colocated plan must decide its sleep level (None:
+    unknown, the engine sleeps)."""
     e, learner, farm = config.engine, config.learner, config.farm
     mode = PlacementMode(config.placement.mode)
     wants_gpu = bool(e.gpus) or bool(learner.gpus)
@@ -109,8 +203,9 @@ def plan_placement(config: RLJobConfig, cluster_gpus: float) -> Placement:
         if farm.workers not in (None, 1):
             raise ConfigError(f"[placement] mode = \"colocated\" has one verifier worker on the shared GPU; "
                               f"[farm] workers = {farm.workers}: leave it unset or use mode=\"split\"")
+        sleep = colocated_sleep(config, gpu_memory)
         return Placement(mode, COLOCATED_ENGINE_SHARE, 1, COLOCATED_LEARNER_SHARE, 1, COLOCATED_WORKER_SHARE,
-                         e.sleep_level_for(colocated=True))
+                         sleep.level, sleep.reason, sleep)
     # split
     engines = _engine_gpus(e) * e.actors
     if e.gpus and e.gpus != int(e.gpus) and e.tensor_parallel_size > 1:
@@ -128,4 +223,5 @@ def plan_placement(config: RLJobConfig, cluster_gpus: float) -> Placement:
                      e.sleep_level_for(colocated=False))
 
 
-__all__ = ["Placement", "PlacementMode", "plan_placement"]
+__all__ = ["AWAKE_HEADROOM_GIB", "Placement", "PlacementMode", "SleepDecision", "colocated_sleep", "decide_sleep",
+           "plan_placement"]

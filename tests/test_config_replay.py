@@ -177,8 +177,22 @@ CHANGED_SINCE = {
 }
 
 
+# Keys added since the recording, each with its reason (every config): path suffix. A new key is not a
+# changed value: the values recorded are still compared.
+ADDED_SINCE = {
+    # 2026-12-08: colocated, whether the engine sleeps is decided from the memory (jobs/rl_placement.py);
+    # the settings it reads and the reason with its numbers. Unplaced (no GPU memory known) the level
+    # stays 1, as recorded.
+    ".sections.placement.gpu_memory_gib", ".sections.placement.farm_memory_gib",
+    ".placement.sleep_reason", ".placement.memory",
+}
+
+
 def _intended(config: str, line: str) -> bool:
-    return any(config == c and line.split(":")[0].endswith(suffix) and line.endswith(f"now {value!r}")
+    path = line.split(":")[0]
+    if line[len(path):].startswith(": new (") and any(path.endswith(suffix) for suffix in ADDED_SINCE):
+        return True
+    return any(config == c and path.endswith(suffix) and line.endswith(f"now {value!r}")
                for (c, suffix), value in CHANGED_SINCE.items())
 
 

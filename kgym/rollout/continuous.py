@@ -23,6 +23,9 @@ Every request is isolated, as in the round batcher:
   LoRA-altered tokens on vLLM CPU 0.32; see engine.py): a request of the other kind waits until the
   running kind drains, and requests queued after it wait behind it, so neither kind starves.
 
+With a `trace` list, every iteration appends (seconds since the first, requests decoded in it,
+requests waiting for admission): requests in flight over time (`benchmarks/rollout_occupancy.py`).
+
 `stats.calls` counts admissions (iterations that took in at least one request) and
 `stats.requests` the requests admitted, so `requests / calls` reads as the round batcher's mean
 batch; `stats.steps` and `stats.mean_running` give the batch each iteration really decoded.
@@ -54,10 +57,13 @@ def _settle(future: asyncio.Future, value: Any, error: BaseException | None) -> 
 
 
 class ContinuousBatcher:
-    def __init__(self, engine: Any, max_running: int = 256, idle_poll_s: float = 0.5):
+    def __init__(self, engine: Any, max_running: int = 256, idle_poll_s: float = 0.5,
+                 trace: list[tuple[float, int, int]] | None = None):
         self.engine = engine  # anything with VLLMEngine's add/step/streaming/abort_streamed
         self.max_running = max_running
         self.idle_poll_s = idle_poll_s
+        self.trace = trace
+        self._t0: float | None = None
         self.stats = BatchStats()
         self._pending: deque[Request] = deque()
         self._running: dict[str, Request] = {}
@@ -165,6 +171,11 @@ class ContinuousBatcher:
                 self._wake.clear()
                 continue
             t0 = time.perf_counter()
+            if self.trace is not None:
+                self._t0 = t0 if self._t0 is None else self._t0
+                with self._lock:
+                    waiting = len(self._pending)
+                self.trace.append((t0 - self._t0, running, waiting))
             try:
                 done = self.engine.step()
             except Exception as e:  # noqa: BLE001 - EngineUnavailable or an iteration's failure

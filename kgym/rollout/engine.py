@@ -87,8 +87,9 @@ class EngineConfig:
                                                   "only); omit: 0.85 on a GPU of its own, 0.45 colocated (the "
                                                   "learner and a verifier worker share the rest)", gt=0, le=1)
     sleep_level: int | None = option(None, "vLLM sleep mode while the learner steps: 0 never, 1 weights to host "
-                                     "memory (CUDA only); omit: 1 colocated, 0 otherwise (sleep_level_for)",
-                                     ge=0, le=2)
+                                     "memory (CUDA only); omit: colocated, 0 when the learner fits beside the "
+                                     "awake engine and 1 when not (the RL job's placement decides and says why), "
+                                     "0 on a GPU of its own", ge=0, le=2)
     max_model_len: int = option(16384, "prompt + completion of a turn (repair prompts grow with turns)", ge=256)
     min_generation_tokens: int = option(1024, "a repair turn with less room than this left under max_model_len "
                                         "ends its episode as truncated (context_limit, scored), never an error",
@@ -132,8 +133,10 @@ class EngineConfig:
         return self.gpu_memory_utilization or (COLOCATED_MEMORY if colocated else OWN_GPU_MEMORY)
 
     def sleep_level_for(self, colocated: bool) -> int:
-        """The sleep level on a placement: the setting, else 1 colocated (the engine sleeps while the
-        learner steps on the same GPU) and 0 on a GPU of its own."""
+        """The sleep level on a placement when nothing more is known: the setting, else 1 colocated (the
+        engine sleeps while the learner steps on the same GPU) and 0 on a GPU of its own. The RL job's
+        colocated placement decides from the memory instead (`jobs.rl_placement.decide_sleep`), and
+        falls back to this rule when a memory is unknown."""
         if self.sleep_level is not None:
             return self.sleep_level
         return 1 if colocated else 0

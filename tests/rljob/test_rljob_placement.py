@@ -9,10 +9,12 @@ actors with the colocated shares on a one-GPU (declared) local cluster: all thre
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jobs.rl_config import load_config
-from jobs.rl_placement import PlacementMode, plan_placement
+from jobs.rl_placement import PlacementMode, decide_sleep, plan_placement
 from jobs.sections import ConfigError
 
 MODEL = 'model="/models/x"'
@@ -83,6 +85,76 @@ def test_cpu_run():
     assert p.mode is PlacementMode.CPU and p.gpus == 0 and p.farm_workers == 2 and p.sleep_level == 0
     assert not cfg("engine.gpus=0").rollout_config(p).engine.sleep_mode
 
+
+# ---- sleep or not, colocated: decided from the memory (issue 28's step target) -------------------
+
+QWEN_7B = dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
+               num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False)
+H200_GIB, H100_GIB = 140.4, 79.6  # what nvidia-smi reports (143,771 and 81,559 MiB)
+
+
+@pytest.fixture
+def model_7b(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(QWEN_7B))
+    return f'model="{tmp_path}"'
+
+
+def test_the_7b_learner_fits_beside_the_awake_engine_on_an_h200(model_7b):
+    """jobs/configs/rl_h200.toml at the 7B shape: vLLM 0.45 x 140 GiB + the learner + the verifier fit,
+    so the engine stays awake (no 15 GB copy to host memory each step), the engine is built without
+    sleep mode, and the plan says why with its numbers."""
+    asked = []
+    config = load_config("jobs/configs/rl_h200.toml", [model_7b])
+    p = plan_placement(config, 1, lambda: asked.append(1) or H200_GIB)
+    assert p.mode is PlacementMode.COLOCATED and p.sleep_level == 0 and asked == [1]
+    assert p.memory.engine_gib == pytest.approx(0.45 * H200_GIB) and 10 < p.memory.learner_gib < 20
+    assert p.memory.needed_gib < H200_GIB
+    assert not config.rollout_config(p).engine.sleep_mode
+    text = p.describe()
+    assert "stays awake" in text and "fits beside" in text and "of the GPU's 140.4" in text, text
+    record = json.loads(json.dumps(p.to_dict()))  # the attempt record's form
+    assert record["sleep_level"] == 0 and record["memory"]["gpu_gib"] == H200_GIB and record["mode"] == "colocated"
+
+
+@pytest.mark.parametrize("gpu_gib, level", [(H200_GIB, 0), (H100_GIB, 0), (48.0, 1), (24.0, 1)])
+def test_the_engine_sleeps_only_where_the_learner_does_not_fit(model_7b, gpu_gib, level):
+    p = plan_placement(load_config("jobs/configs/rl_h200.toml", [model_7b]), 1, lambda: gpu_gib)
+    assert p.sleep_level == level, p.describe()
+    assert ("does not fit" in p.sleep_reason) == bool(level)
+
+
+def test_more_engine_memory_can_tip_it_into_sleeping(model_7b):
+    p = plan_placement(cfg(model_7b, "engine.gpu_memory_utilization=0.8"), 1, lambda: H100_GIB)
+    assert p.sleep_level == 1 and "does not fit" in p.sleep_reason
+    assert plan_placement(cfg(model_7b, "engine.gpu_memory_utilization=0.8"), 1, lambda: H200_GIB).sleep_level == 0
+
+
+def test_unknown_memory_keeps_the_engine_sleeping(model_7b):
+    """No answer from the GPU, or no config.json to estimate the learner from: the earlier behaviour."""
+    p = plan_placement(cfg(model_7b), 1, lambda: None)
+    assert p.sleep_level == 1 and "unknown" in p.sleep_reason
+    p = plan_placement(cfg(), 1, lambda: H200_GIB)  # /models/x has no config.json
+    assert p.sleep_level == 1 and "config.json" in p.sleep_reason
+    assert plan_placement(cfg(model_7b), 1).sleep_level == 1  # no probe given
+
+
+def test_the_setting_wins_and_the_gpu_is_not_asked(model_7b):
+    asked = []
+    probe = lambda: asked.append(1) or H200_GIB  # noqa: E731
+    assert plan_placement(cfg(model_7b, "engine.sleep_level=1"), 1, probe).sleep_level == 1
+    assert asked == []
+    p = plan_placement(cfg(model_7b, "engine.sleep_level=0", "placement.gpu_memory_gib=24"), 1, probe)
+    assert p.sleep_level == 0 and "does not fit" in p.sleep_reason and "out of memory" in p.sleep_reason
+    # the configured memory replaces the probe
+    p = plan_placement(cfg(model_7b, "placement.gpu_memory_gib=140", "placement.farm_memory_gib=16"), 1, probe)
+    assert p.sleep_level == 0 and p.memory.farm_gib == 16 and asked == []
+
+
+def test_decide_sleep_arithmetic():
+    d = decide_sleep(None, 100.0, 0.5, 30.0, 8.0, headroom_gib=4.0)
+    assert d.level == 0 and d.needed_gib == pytest.approx(92.0)
+    assert decide_sleep(None, 100.0, 0.5, 39.0, 8.0, headroom_gib=4.0).level == 1  # 101 > 100
+    assert decide_sleep(2, 100.0, 0.5, 1.0, 1.0).level == 2
 
 def test_colocated_shares_schedule_together_on_one_gpu():
     """Real Ray: a local instance declaring one GPU holds an engine-, a learner- and a worker-sized

@@ -217,3 +217,21 @@ def test_vllm_stream_matches_a_blocking_call_and_a_late_request_overtakes(engine
     assert isinstance(bad, Exception) and not isinstance(bad, EngineUnavailable)
     assert engine.streaming == 0 and batcher.stats.refused == 1
     assert batcher.stats.largest_batch == 2 and batcher.stats.steps > 3
+
+
+def test_the_trace_records_requests_in_flight_per_iteration():
+    """benchmarks/rollout_occupancy.py reads requests in flight over time from the trace: one entry
+    per iteration, (seconds since the first, requests decoded, requests waiting)."""
+    engine = CountdownEngine()
+    trace: list = []
+    batcher = ContinuousBatcher(engine, trace=trace)
+
+    async def run():
+        return await asyncio.gather(batcher.generate((1,), _s(6), None), batcher.generate((2,), _s(3), None))
+
+    asyncio.run(run())
+    batcher.close()
+    assert len(trace) == batcher.stats.steps == len(engine.log)
+    assert [r for _, r, _ in trace] == [len(step) for step in engine.log]
+    assert trace[0][0] == 0.0 and all(a[0] <= b[0] for a, b in zip(trace, trace[1:]))
+    assert sum(r for _, r, _ in trace) == batcher.stats.running_sum == 9
