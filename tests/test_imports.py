@@ -16,6 +16,7 @@ that is the one door from the library to the farm, and a test below keeps it laz
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -342,15 +343,60 @@ def test_the_rule_sees_a_candidate_module_importing_the_parent(tmp_path):
     assert verify_room("kgym.verify.accessors") == "shared" and verify_room("kgym.verify") is None
 
 
-@pytest.mark.xfail(strict=True, reason="kgym/verify/__init__.py imports the verifier eagerly (the public "
-                   "API), so a cold `python -m kgym.verify.candidate.child` still loads the parent's "
-                   "modules; a lazy package __init__ would close it (a change of what the child loads)")
-def test_the_candidates_process_loads_no_parent_module():
-    code = ("import sys, kgym.verify.candidate.child\n"
-            "print(sorted(m for m in sys.modules if m.startswith('kgym.verify.parent')))")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+_FOREIGN = "sorted(m for m in sys.modules if m.startswith(('kgym.verify.parent', 'kgym.verify.policy')))"
+
+
+def _loaded_in_a_fresh_process(code: str) -> list[str]:
+    """The lines `code` prints, then the parent's and policy's modules loaded at its end."""
+    # -P with this checkout first on the path, as the sandbox starts the child and the zygote
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-P", "-c", f"import sys\n{code}\nprint({_FOREIGN})"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+    return out.stdout.strip().splitlines()
+
+
+def test_the_candidates_process_loads_no_parent_module():
+    """A cold candidate process imports kgym.verify.candidate.child (its `python -m`), and importing a
+    submodule runs kgym/verify/__init__.py first: the package's public API is lazy (PEP 562), so the
+    trusted parent's verifier, reference, cases and the static policy stay out of its address space."""
+    assert _loaded_in_a_fresh_process("import kgym.verify.candidate.child")[-1] == "[]"
+
+
+def test_the_zygote_loads_no_parent_module():
+    """The zygote runs `import kgym.verify.candidate.zygote as z; z.main()`, whose preload is everything a
+    forked candidate process starts with; nothing of the parent's room or the policy's is in it."""
+    assert _loaded_in_a_fresh_process("import kgym.verify.candidate.zygote as z\nz._preload()")[-1] == "[]"
+
+
+def test_the_public_api_is_lazy_and_complete():
+    """`import kgym.verify` loads nothing; every public name resolves, to the object of its home module."""
+    code = ("import kgym.verify as v\nbefore = " + _FOREIGN + "\n"
+            "names = sorted(v.__all__)\nassert all(n in dir(v) for n in names)\n"
+            "from kgym.verify import Verifier, VerifyConfig, verify, load_reference\n"
+            "from kgym.verify.parent.verifier import Verifier as V\nassert Verifier is V\n"
+            "[getattr(v, n) for n in names]\nprint(before)")
+    before, after = _loaded_in_a_fresh_process(code)[-2:]
+    assert before == "[]" and "kgym.verify.parent.verifier" in after, (before, after)
+    import kgym.verify as v
+
+    with pytest.raises(AttributeError):
+        v.no_such_name  # noqa: B018
+
+
+def test_the_candidate_room_takes_only_submodules_from_the_package():
+    """`from kgym.verify import X` in the candidate's room must name a shared submodule: a public name of
+    the package (Verifier, verify, ...) would load the parent's room through its lazy __getattr__, which
+    the static graph above cannot see."""
+    modules = lib_modules()
+    bad = []
+    for name, path in modules.items():
+        if verify_room(name) != "candidate":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "kgym.verify" and not node.level:
+                bad += [f"{name}:{node.lineno} {a.name}" for a in node.names if f"kgym.verify.{a.name}" not in modules]
+    assert not bad, bad
 
 
 # --- first import of a fresh process ---------------------------------------------------------------------

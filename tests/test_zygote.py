@@ -322,6 +322,29 @@ def test_the_zygote_holds_no_device_state(zverifier, relu_reference):
         assert name in st["modules"], (name, st["modules"])
 
 
+LIST_FOREIGN_MODULES = source('''
+_m = torch.sys.modules
+raise RuntimeError("foreign:" + ",".join(sorted(n for n in _m if n.startswith(("kgym.verify.parent",
+                                                                             "kgym.verify.policy")))) + ":end")
+''')
+
+
+@pytest.mark.parametrize("zygote", [True, False], ids=["forked", "cold"])
+def test_a_candidates_process_holds_no_parent_module(zygote, zverifier, relu_reference):
+    """What the candidate's own code can find in its process (forked from the zygote or started cold),
+    once the child has started and is loading it: none of the trusted parent's modules (verifier,
+    reference, cases, baselines, sandbox) nor the static policy's (tests/test_imports.py holds the
+    import paths; this holds the running process)."""
+    if zygote:
+        v = verify(zverifier, relu_reference, LIST_FOREIGN_MODULES)
+    else:
+        with Verifier(VerifyConfig(device="cpu", timed_runs=3, warmup_runs=1, max_remeasure=0), spares=0,
+                      cache_dir=TEST_CACHE, case_secret=b"kgym-tests", zygote=False) as cold:
+            v = verify(cold, relu_reference, LIST_FOREIGN_MODULES)
+    assert v.error is None, v.error
+    assert "foreign::end" in v.reason, describe(v)
+
+
 # --- the forked process is what Popen makes ----------------------------------------------------------
 def _environ(pid: int) -> dict[str, str]:
     with open(f"/proc/{pid}/environ", "rb") as f:

@@ -68,8 +68,14 @@ from pathlib import Path
 # and the full one only for an output the fast pass does not pass.
 # (still 15) kgym/verify split into rooms, parent/, candidate/, policy/ and the shared top level (issue 29):
 # files moved, imports and module paths updated, no verdict changed: the fingerprint changed only.
-VERIFIER_VERSION = "kgym-verify-15"
-VERIFIER_SOURCE_FINGERPRINT = "1aecdb4791024d58"
+# (still 15) kgym/verify/__init__.py resolves its public names lazily (PEP 562): the candidate's
+# process and its zygote no longer load the parent's modules; no rule changed: the fingerprint only.
+# 16: a fresh red team by class (2026-12-07): kept state is every live storage the candidate's ops made,
+# wherever it is held (a forward's cache in a generator's frame passed with the policy on), and a
+# hybrid's library call may take parameters only with the reference's values (a weight drawn with
+# scaled initialiser bounds folded the epilogue's scale into the call).
+VERIFIER_VERSION = "kgym-verify-16"
+VERIFIER_SOURCE_FINGERPRINT = "328b6caf93fa0178"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

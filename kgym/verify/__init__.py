@@ -22,11 +22,48 @@ The parent imports from the candidate's room only its own end of a protocol (`Zy
 the pieces of a rule it records on the trusted reference (`guard.ConstructionRecorder`,
 `library.record_library_calls`, `launches.confirmed_on_device`). Strings name modules too: the cold
 child is `python -m kgym.verify.candidate.child`, the zygote `kgym.verify.candidate.zygote`.
+
+The public names above are resolved lazily (PEP 562 `__getattr__`): importing any submodule runs this
+file first, so an eager import here put the parent's verifier, reference, cases and the static policy
+in every candidate process and zygote (`tests/test_imports.py`, `tests/test_zygote.py` hold that none
+is there). The candidate's room imports only submodules from this package, never a public name.
 """
 
-from kgym.contract import GATES, CaseResult, Timing, Verdict
-from kgym.verify.parent.reference import Reference, ReferenceError, load_reference
-from kgym.verify.parent.verifier import Verifier, VerifyConfig, verify
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+# The public API, resolved on first use (PEP 562): importing the package, which every import of a
+# submodule does first, loads nothing. The candidate's process imports kgym.verify.candidate.child
+# (and its zygote kgym.verify.candidate.zygote): an eager import here ran the parent's verifier,
+# reference and cases in the candidate's address space (tests/test_imports.py holds that it does not).
+_PUBLIC = {
+    "GATES": "kgym.contract", "CaseResult": "kgym.contract", "Timing": "kgym.contract",
+    "Verdict": "kgym.contract",
+    "Reference": "kgym.verify.parent.reference", "ReferenceError": "kgym.verify.parent.reference",
+    "load_reference": "kgym.verify.parent.reference",
+    "Verifier": "kgym.verify.parent.verifier", "VerifyConfig": "kgym.verify.parent.verifier",
+    "verify": "kgym.verify.parent.verifier",
+}
 
 __all__ = ["GATES", "CaseResult", "Reference", "ReferenceError", "Timing", "Verdict", "Verifier",
            "VerifyConfig", "load_reference", "verify"]
+
+if TYPE_CHECKING:  # for type checkers and readers: the names the package gives
+    from kgym.contract import GATES, CaseResult, Timing, Verdict
+    from kgym.verify.parent.reference import Reference, ReferenceError, load_reference
+    from kgym.verify.parent.verifier import Verifier, VerifyConfig, verify
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -61,6 +61,7 @@ from kgym.verify.candidate.launches import (
     kernel_counts,
     working_streams,
 )
+from kgym.verify.candidate.library import holds_reference_values
 from kgym.verify.candidate.outside import CallWindow
 from kgym.verify.candidate.provenance import Provenance
 from kgym.verify.candidate.python_data import PythonData
@@ -166,6 +167,11 @@ class Child:
         self.reported: set[str] = set()
         self.model_storages: list[int] = []  # storages of ModelNew's parameters, read at load
         self.buffer_storages: list[int] = []  # and of its buffers (roles of a hybrid's library operands)
+        # A hybrid's: the reference's parameters and buffers (and transposes), lent by the parent at load,
+        # ModelNew's parameters and buffers by storage, and those already found to hold reference values.
+        self.reference_values: list[torch.Tensor] = []
+        self.state_tensors: dict[int, torch.Tensor] = {}
+        self.values_checked: set[int] = set()
         self.profiler_config = _profiler_config()
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
         self.window = CallWindow(self.report)  # candidate code and launches only inside our calls
@@ -286,6 +292,8 @@ class Child:
             if msg.get("lent_dir") and applies(self.device.type):  # confine.py's second layer: the lent dir
                 _confined["abi"] = confine([self.workdir, str(msg["lent_dir"])], _device_files())
             self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
+            # before the guard and any candidate code: the parent's copies of the reference's state
+            self.reference_values = [self._open(h) for h in msg.get("reference_values") or []]
             self.counter.install()
             self.counter.report = self.report
             self.counter.provenance = self.provenance
@@ -331,8 +339,8 @@ class Child:
             if not _issubclass(type(model), _Module):
                 return {"op": "error", "gate": "compile", "reason": "ModelNew.to() did not return a Module"}
             self.model = model
-            self.model_storages = self._parameter_storages(model)
-            self.buffer_storages = self._parameter_storages(model, buffers=True)
+            self.model_storages = self._parameter_storages(model, self.state_tensors)
+            self.buffer_storages = self._parameter_storages(model, self.state_tensors, buffers=True)
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
             error = e
         finally:
@@ -359,15 +367,38 @@ class Child:
             return {"op": "error", **problems}
         return {"op": "loaded", "state_s": self.kept.seconds}
 
-    def _parameter_storages(self, model: torch.nn.Module, buffers: bool = False) -> list[int]:
+    def _parameter_storages(self, model: torch.nn.Module, tensors: dict[int, torch.Tensor],
+                            buffers: bool = False) -> list[int]:
         """Storages of the parameters, or of the buffers (candidate code may run here: it is under the
-        guard)."""
+        guard); each storage's tensor goes into `tensors`."""
         ptrs = []
         for p in list(model.buffers() if buffers else model.parameters()):
             if not accessors.is_plain_tensor(p):
                 raise IsolationViolation("kgym: a parameter of ModelNew is a tensor subclass")
             ptrs.append(accessors.storage_ptr(p))
+            tensors.setdefault(ptrs[-1], p)
         return ptrs
+
+    def _library_operand_values(self) -> str | None:
+        """Between calls (the guard's harness phase): every parameter or buffer a hybrid's library call
+        took as an operand (itself or a whole copy) holds the values of one of the reference's (library.py,
+        `holds_reference_values`). Forwards cannot write parameters (kept_state.py), so each is checked once."""
+        todo = [p for p in self.guard.library_params if p not in self.values_checked]
+        if not todo:
+            return None
+        self.guard.phase = "harness"
+        try:
+            for ptr in todo:
+                t = self.state_tensors.get(ptr)
+                if t is None or not holds_reference_values(t, self.reference_values):
+                    return ("the hybrid library call takes a parameter of ModelNew that holds values none of the "
+                            "reference's parameters or buffers hold: the one library call must compute what the "
+                            "reference's own call computes, on the reference's parameters (a parameter built "
+                            "otherwise, such as one drawn with scaled bounds, folds the epilogue into the call)")
+                self.values_checked.add(ptr)
+            return None
+        finally:
+            self.guard.phase = "run"
 
     def _violations(self) -> dict[str, Any] | None:
         """The tripwires' verdict so far: None, or the gate and reason to fail."""
@@ -539,6 +570,9 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
+        problem = self._library_operand_values()
+        if problem is not None:
+            return {"op": "error", "gate": "isolation", "reason": problem}
         # What this forward wrote of the kept state: a parameter fails, anything else is scratch from now on.
         problem, scratch = self.kept.after_forward(lent)
         if problem is not None:
@@ -663,7 +697,9 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
-        problem, _ = self.kept.after_forward(lent)  # outside the profiled span: the comparison
+        problem = self._library_operand_values()
+        if problem is None:
+            problem, _ = self.kept.after_forward(lent)  # outside the profiled span: the comparison
         if problem is not None:
             return {"op": "error", "gate": "isolation", "reason": f"in the timed runs: {problem}"}
         reply = {"op": "timed", "times_ms": times, "wall_ms": walls, "clock": clock,

@@ -222,6 +222,20 @@ class ComputeGuard(TorchDispatchMode):
         # storage with set_, which is no Python data of the candidate's (the child wires the launch hook's)
         self.interpreting: Callable[[], bool] = lambda: False
         self.refused_at_construction = False  # was the first violation in the init phase (for reasons)
+        # The storages the candidate's ops return at construction and inside forwards, noted for the
+        # kept-state rule (kept_state.MadeStorages, set by KeptState): alive later means kept, wherever
+        # the reference is held (a generator's frame, a builtin's bound method: the walk cannot enter).
+        self.made: Any = None
+        # The parameter (or buffer) storages an allowed library call took as operands, directly or as
+        # whole copies: the child checks their values against the reference's (library.py).
+        self.library_params: set[int] = set()
+
+    def _note_made(self, out: Any) -> Any:
+        made = self.made
+        if made is not None and (self.phase == "init" or (self.call_data is not None and not self.interpreting())):
+            for t in _plain_tensors(out):
+                made.note(t)
+        return out
 
     def where(self) -> str:
         """For reasons: when the guard refused something (the first violation's phase)."""
@@ -256,6 +270,7 @@ class ComputeGuard(TorchDispatchMode):
                 raise IsolationViolation("kgym guard: copying data to or from the host in forward() is not "
                                          "allowed on a GPU")
             out = self._track(name, args, kwargs, self._no_cast(name, args, kwargs, func(*args, **kwargs)))
+            self._note_made(out)
             if self.call_data is not None and not self.interpreting():
                 n, tensor = python_elements(name, args, out, rng=False)
                 if n:
@@ -269,7 +284,8 @@ class ComputeGuard(TorchDispatchMode):
                 allowance = as_allowance(self.hybrid)
                 why = allowance.check(name, args, out, kwargs, self._role_of) if allowance is not None else None
                 if why is None:
-                    return self._track(name, args, kwargs, out)
+                    self._note_library_params(args, kwargs)
+                    return self._note_made(self._track(name, args, kwargs, out))
                 self.record(why)
                 raise IsolationViolation(f"kgym guard: {why}")
             self.record(f"{namespace}::{name} (a second library call; hybrid tasks allow one)")
@@ -293,7 +309,7 @@ class ComputeGuard(TorchDispatchMode):
         more often); nothing else. Why: construction is never timed nor checked, so work done there
         (a table of the operation over every fp16 value, a weight folded ahead) is free."""
         if namespace in ("aten", "prim") and (name in ALLOWED_OPS or name in INIT_OPS):
-            out = self._no_cast(name, args, kwargs, func(*args, **kwargs))
+            out = self._note_made(self._no_cast(name, args, kwargs, func(*args, **kwargs)))
             n, tensor = python_elements(name, args, out, rng=name in INIT_OPS)
             if n:
                 self._python_data(name, n, tensor, self.python_data, self.construction_data)
@@ -305,7 +321,7 @@ class ComputeGuard(TorchDispatchMode):
             key = construction_key(name, out)
             if self.construction_ops.get(key, 0) > 0:
                 self.construction_ops[key] -= 1
-                return out
+                return self._note_made(out)
             del out
             what = describe_key(key)
         else:
@@ -326,6 +342,15 @@ class ComputeGuard(TorchDispatchMode):
         if why is not None:
             self.record(why)
             raise IsolationViolation(f"kgym guard: {why}")
+
+    def _note_library_params(self, args: tuple, kwargs: dict) -> None:
+        prov = self.provenance
+        if prov is None:
+            return
+        for t in _plain_tensors(list(args) + list(kwargs.values())):
+            ptr = accessors.storage_ptr(t)
+            if prov.origin.get(ptr) == "param" and ptr in prov.param_of:
+                self.library_params.add(prov.param_of[ptr])
 
     def _role_of(self, t: Any) -> str:
         """A library call's operand's role (library.py's call rule), from the provenance tracker."""

@@ -28,6 +28,16 @@ forward updates buffers of its own (BatchNorm's running statistics: models run i
 they update and the output uses the batch's statistics) is mirrored honestly: buffers are scratch,
 never refused.
 
+Alive, not only reachable (2026-12-07): the walk cannot enter every object that holds a tensor (a
+suspended generator's frame, a builtin's bound method such as `list.append`, an iterator, a class of
+torch's), and a cache kept in a generator's frame passed with the static policy on (reward 0.5). So
+the guard also notes every storage an op returns while the candidate is imported and built or inside
+a forward (`MadeStorages`, a weak reference each: nothing is kept alive by it), and every such storage
+still alive at a capture, a prepare or a comparison counts as kept, wherever it is held: the state after
+load if it was alive then, scratch if a forward made it. A storage that reaches a tensor only through
+an op (an allocation, a view, `set_` over a storage made outside the dispatcher) is noted, so where a
+candidate hides a reference no longer matters.
+
 Storages, not tensors: a cache may live in the bytes of a kept storage outside the kept view, so a
 whole storage is copied, compared, poisoned and restored. Storages of the buffers lent for the
 current command (inputs, output, check buffer) are the parent's to check and are left alone.
@@ -40,11 +50,9 @@ iteration protocol or `__hash__` of a candidate object runs (the one dict lookup
 MAX_ITEMS objects, or a kept tensor subclass, is refused: the harness could not check them.
 
 Not covered: Python values (a cached float, a list of numbers: the same work done in Python is
-refused only where it needs torch or Triton to reach the output), tensors reachable only through
-objects the walk does not enter (slots, C objects, modules, the objects Triton's CPU interpreter
-injects into the candidate's module, beyond MAX_DEPTH plain hops: with the static policy off a
-tensor hung on one of those is not seen), and memory no kept tensor views (an address kept as an
-int into freed memory).
+refused only where it needs torch or Triton to reach the output), storages no op of the candidate's
+returned (made before its import: torch's or Triton's own tensors, reachable with the static policy
+off), and memory no kept tensor views (an address kept as an int into freed memory).
 """
 
 from __future__ import annotations
@@ -105,6 +113,14 @@ _static_func = staticmethod.__dict__["__func__"].__get__
 _class_func = classmethod.__dict__["__func__"].__get__
 _fget, _fset = property.__dict__["fget"].__get__, property.__dict__["fset"].__get__
 _fdel = property.__dict__["fdel"].__get__
+_StorageBase = torch._C.StorageBase
+_weak_ref = _StorageBase._weak_ref
+_expired = _StorageBase._expired
+_free_weak_ref = _StorageBase._free_weak_ref
+_from_weak_ref = _StorageBase._new_with_weak_ptr
+_storage_device = _StorageBase.__dict__["device"].__get__
+_storage_ptr = _StorageBase.data_ptr
+_storage_nbytes = _StorageBase.nbytes
 
 # Types whose instances hold no tensor the walk could reach: compared by id (hashing a type could run a
 # candidate metaclass's __hash__).
@@ -373,9 +389,11 @@ def _path_name(path: Any) -> str:
 @dataclass
 class Kept:
     """A kept storage: a view of all its bytes (which keeps it alive while tracked) and, for the state
-    after load, a copy of them then (None once it is scratch)."""
+    after load, a copy of them then (None once it is scratch). Scratch a forward made holds no view
+    (None): it would keep alive what the candidate let go, and the made storages count as kept while
+    alive; each prepare poisons it through the view its walk just found."""
     name: str
-    view: torch.Tensor
+    view: torch.Tensor | None
     copy: torch.Tensor | None
     param: bool
     at_load: bool  # reachable when the candidate was built (kept alive here: it was alive anyway)
@@ -413,6 +431,45 @@ def lent_keys(tensors: list[Any]) -> list[StorageKey]:
     return keys
 
 
+class MadeStorages:
+    """Weak references to the storages the candidate's ops returned (the guard's `made`): at construction
+    and inside forwards. `alive()` gives a byte view of each that is still alive (the view is made for
+    the caller and holds the storage only as long as the caller keeps it); dead ones are let go."""
+
+    def __init__(self) -> None:
+        self.refs: dict[int, int] = {}  # storage address -> weak reference (a c10 weak pointer)
+
+    def note(self, t: torch.Tensor) -> None:
+        """A plain tensor an op of the candidate's returned: its storage is noted once."""
+        s = accessors.untyped_storage(t)
+        ptr = _storage_ptr(s)
+        if ptr == 0:
+            return
+        old = _dict_get(self.refs, ptr)
+        if old is not None:
+            if not _expired(old):
+                return
+            _free_weak_ref(old)  # a dead storage's address, reused
+        self.refs[ptr] = _weak_ref(s)
+
+    def alive(self) -> dict[StorageKey, Found]:
+        found: dict[StorageKey, Found] = {}
+        for ptr, ref in list(_dict_items(self.refs)):
+            storage = None if _expired(ref) else _from_weak_ref(ref)
+            if storage is None or _storage_ptr(storage) != ptr:
+                _free_weak_ref(ref)
+                del self.refs[ptr]
+                continue
+            nbytes = _storage_nbytes(storage)
+            if nbytes == 0:
+                continue
+            dev = _storage_device(storage)
+            view = _set(_empty(0, dtype=_uint8, device=dev), storage, 0, (nbytes,), (1,))
+            found[(dev.type, dev.index, ptr, ptr + nbytes)] = Found(view, "a storage the candidate made and kept "
+                                                                          "(held where no attribute reaches)", False)
+        return found
+
+
 class KeptState:
     """The candidate's kept storages across the forwards of one process (see the module docstring).
     `seconds` is the time spent here (walks, copies, comparisons, poison and restore)."""
@@ -425,6 +482,18 @@ class KeptState:
         self.scratch: dict[StorageKey, Kept] = {}
         self.injected: dict | None = None  # Triton's CPU interpreter's globals (`reachable`), where loaded
         self.seconds = 0.0
+        self.made = MadeStorages()  # noted by the guard (`ComputeGuard.made`)
+        guard.made = self.made
+
+    def _reachable(self) -> tuple[dict[StorageKey, Found], str | None]:
+        """What the walk reaches, and every storage the candidate's ops made that is still alive (the walk
+        names it where it reaches it)."""
+        found, problem = reachable(self.model, self.globals, self.injected)
+        if problem is None:
+            for key, f in _dict_items(self.made.alive()):
+                if key not in found:
+                    found[key] = f
+        return found, problem
 
     def _phase(self, phase: str) -> None:
         self.guard.phase = phase
@@ -438,7 +507,7 @@ class KeptState:
         self.injected = _module_dict(interpreter) if _type(interpreter) is types.ModuleType else None
         self._phase("harness")
         try:
-            found, problem = reachable(model, candidate_globals, self.injected)
+            found, problem = self._reachable()
             if problem is None:
                 for key, f in found.items():
                     view, poison = _bytes_view(f.tensor, key)
@@ -454,13 +523,18 @@ class KeptState:
         t0 = _perf_counter()
         self._phase("harness")
         try:
-            found, problem = reachable(self.model, self.globals, self.injected)
+            found, problem = self._reachable()
             if problem is not None:
                 return problem
             self._track_new(found, lent)
             for key, k in self.scratch.items():
                 if not _overlaps(key, lent):
-                    _fill(k.view, k.poison)
+                    if k.view is not None:
+                        _fill(k.view, k.poison)
+                    else:  # made by a forward: alive, so the walk found it (`_track_new`)
+                        view, poison = _bytes_view(found[key].tensor, key)
+                        _fill(view, poison)
+                        del view
             if restore:
                 for k in self.loaded.values():
                     _copy(k.view, k.copy)
@@ -491,7 +565,7 @@ class KeptState:
                 return (f"forward() changed the parameter {', '.join(changed[:3])} (or memory sharing its storage): "
                         "a forward may not write the model's parameters, and no forward may read what an earlier "
                         "one wrote"), new
-            found, problem = reachable(self.model, self.globals, self.injected)
+            found, problem = self._reachable()
             if problem is not None:
                 return problem, new
             new += self._track_new(found, lent)
@@ -508,8 +582,7 @@ class KeptState:
         for key, f in found.items():
             if key in self.loaded or key in scratch or _overlaps(key, lent) or _overlaps(key, self.loaded):
                 continue  # memory aliasing the state after load is compared, never poisoned
-            view, poison = _bytes_view(f.tensor, key)
-            scratch[key] = Kept(f.name, view, None, f.param, False, poison)
+            scratch[key] = Kept(f.name, None, None, f.param, False, POISON_BYTE)
             new.append(f.name)
         self.scratch = scratch
         return new

@@ -263,6 +263,40 @@ class LibraryAllowance:
                 "the rest is the Triton kernel's")
 
 
+_TB = torch._C.TensorBase
+_empty = torch.empty
+_equal = torch.equal
+_set = _TB.set_
+_uint8 = torch.uint8
+
+
+def _contiguous_bytes(t: torch.Tensor) -> torch.Tensor:
+    """The bytes of a plain tensor's elements in row-major order (a copy: `empty` and `copy_`, then a
+    byte view with `set_`; the ops of the guard's harness phase)."""
+    c = _empty(accessors.shape(t), dtype=accessors.dtype(t), device=accessors.device(t))
+    accessors.copy_(c, t)
+    n = accessors.numel(c) * accessors.element_size(c)
+    return _set(_empty(0, dtype=_uint8, device=accessors.device(c)), accessors.untyped_storage(c), 0, (n,), (1,))
+
+
+def holds_reference_values(param: torch.Tensor, reference: list[torch.Tensor]) -> bool:
+    """Does a parameter of the candidate's hold exactly the values of one of the reference's parameters or
+    buffers (or of a transpose of one: the parent lends those too), element for element? Why: a parameter
+    built otherwise at construction (drawn through its initialiser with scaled bounds, `uniform_(-s b, s b)`
+    is s times the reference's draw from the same generator state) carries a scale of the epilogue into
+    the one library call, which the call rule's op, shapes, scalars and roles cannot see."""
+    dt, n = accessors.dtype(param), accessors.numel(param)
+    mine = None
+    for ref in reference:
+        if accessors.dtype(ref) != dt or accessors.numel(ref) != n:
+            continue
+        if mine is None:
+            mine = _contiguous_bytes(param)
+        if _equal(mine, _contiguous_bytes(ref)):
+            return True
+    return False
+
+
 def as_allowance(hybrid: Any) -> LibraryAllowance | None:
     """The guard's view of its `hybrid` setting: an allowance, its wire form (a dict), True (kinds
     with no size bound) or False/None (not hybrid)."""

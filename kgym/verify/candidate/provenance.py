@@ -43,6 +43,9 @@ class Provenance:
         self.tainted: set[int] = set()
         self.triton: set[int] = set()
         self.origin: dict[int, str] = {p: self._root_role(p, r) for p, r in self.roots.items()}
+        # storage -> the parameter (or buffer) storage it is a whole copy of (itself for the roots): the
+        # hybrid call's parameter operands are checked against the reference's values (library.py)
+        self.param_of: dict[int, int] = {p: p for p, r in self.roots.items() if r == "param"}
 
     def _root_role(self, ptr: int, role: str) -> str:
         """An input's or a parameter's role, "written" for a parameter that may have been rewritten."""
@@ -61,6 +64,7 @@ class Provenance:
             self.spoiled.add(ptr)
             self.origin[ptr] = self._root_role(ptr, self.roots[ptr])
             return
+        self.param_of.pop(ptr, None)
         if role is None:
             self.origin.pop(ptr, None)
         else:
@@ -75,6 +79,8 @@ class Provenance:
         `whole`: the write covered all of `dst`'s storage."""
         if dst != src:
             self._set_origin(dst, ("zero" if zero else self.origin.get(src)) if whole else None)
+            if whole and not zero and src in self.param_of and dst not in self.roots:
+                self.param_of[dst] = self.param_of[src]
         if src is None or dst == src:
             return
         if src in self.triton and src not in self.tainted and src not in self.protected:
@@ -91,6 +97,7 @@ class Provenance:
                 self.origin[p] = self._root_role(p, self.roots[p])
             else:
                 self.origin.pop(p, None)
+                self.param_of.pop(p, None)
             if p not in self.tainted and p not in self.protected:
                 self.triton.add(p)
 

@@ -294,9 +294,10 @@ class Verifier:
         self._last_device_counts: dict[str, int] | None = None  # its device kernels (GPU), likewise
         # Gate 2 (compile): import the candidate and build ModelNew with the reference's seed.
         t = time.perf_counter()
+        hybrid = self._library_allowance(ref, model, cfg)
         reply = self._ask(proc, {"op": "load", "source": source, "init_inputs": init_inputs, "seed": cfg.seed,
-                                 "construction": construction,
-                                 "hybrid": self._library_allowance(ref, model, cfg),
+                                 "construction": construction, "hybrid": hybrid,
+                                 "reference_values": self._lend_reference_values(arena, model) if hybrid else [],
                                  "memory_limit_bytes": int(mem_gb * 2**30), "lent_dir": arena.dir}, cfg.timeout_s, v)
         v.stages_s["load"] = time.perf_counter() - t
         if reply is None:
@@ -391,6 +392,21 @@ class Verifier:
             inputs = cases_mod.make_inputs(ref.get_inputs, cfg.seed, lambda x: x, self.device)
             cache[key] = record_library_calls(model, inputs).to_wire()
         return cache[key]
+
+    @staticmethod
+    def _lend_reference_values(arena: SharedArena, model: torch.nn.Module) -> list[Any]:
+        """A hybrid's library call may take parameters only with the reference's values (library.py,
+        `holds_reference_values`): the reference's parameters and buffers, each 2-D one also transposed
+        (a candidate may keep W^T), lent to the child to compare with. Public data: the candidate builds
+        the same values from the same seed."""
+        handles = []
+        with torch.no_grad():
+            for t in [*model.parameters(), *model.buffers()]:
+                t = t.detach()
+                for form in (t, t.t()) if t.dim() == 2 else (t,):
+                    _, h = arena.share_copy(form.contiguous())
+                    handles.append(h)
+        return handles
 
     def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile
                         ) -> CaseResult | None:
