@@ -68,8 +68,10 @@ from pathlib import Path
 # and the full one only for an output the fast pass does not pass.
 # (still 15) kgym/verify split into rooms, parent/, candidate/, policy/ and the shared top level (issue 29):
 # files moved, imports and module paths updated, no verdict changed: the fingerprint changed only.
+# (still 15) the verifier fills a mutable VerdictDraft (parent/verdict_draft.py) and returns it as the
+# frozen contract Verdict (issue 32): the same steps, the same first-gate rule, no verdict changed.
 VERIFIER_VERSION = "kgym-verify-15"
-VERIFIER_SOURCE_FINGERPRINT = "1aecdb4791024d58"
+VERIFIER_SOURCE_FINGERPRINT = "18963130ba0f086f"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
