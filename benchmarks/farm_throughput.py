@@ -114,7 +114,7 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
 
     from jobs.demo_report import gate_of, unmet
     from jobs.stream import stream
-    from ray_cluster import PoolConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
+    from ray_cluster import PoolConfig, RecordsConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
 
     t_start = time.perf_counter()
     verify = ({} if compile_baseline else {"measure_compile": False}) if gpu else dict(CPU_VERIFY)
@@ -129,8 +129,8 @@ def measure(workers: int, mix: str, tasks, candidates: int, gpu: bool, spares: i
     timed_requests, expect = mix_requests(mix, tasks, candidates, f"timed-{tag}", fresh_seed=fresh_seed)
     # As the jobs do (jobs.context): the service is started with the sink and sends it every row as it
     # completes (the warm-up's rows too, which also starts the sink's process before the timed window).
-    sink = (RecordSink.remote(SinkConfig(root=records, run_id=f"farm-throughput-{tag}-{int(time.time())}",
-                                         job_id="farm_throughput")) if records else None)
+    sink = (RecordSink.remote(SinkConfig(RecordsConfig(out=records, run_id=f"farm-throughput-{tag}-{int(time.time())}",
+                                                       job_id="farm_throughput"))) if records else None)
     with VerifierPool(config, sink=sink) as pool:
         warm = _collect(pool.run(warm_requests), "warm-up", t_start)
         warm_s = time.perf_counter() - t_start

@@ -23,13 +23,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from jobs.preflight import check_writable
-from jobs.sections import ConfigError, MetricsSection, RecordsSection
+from jobs.sections import ConfigError
 from kgym.farm_config import PoolConfig, RaySettings
+from kgym.sink_config import MetricsConfig, RecordsConfig, SinkConfig
 
 SUBMIT_DIR_ENV = "KGYM_SUBMIT_DIR"
 # Set by Ray's job supervisor for the entrypoint of `ray job submit` (ray/_private/runtime_env/constants.py).
@@ -77,7 +78,7 @@ class FarmJob:
 
 
 @contextmanager
-def farm_job(job: str, ray_settings: RaySettings, records: RecordsSection, metrics: MetricsSection,
+def farm_job(job: str, ray_settings: RaySettings, records: RecordsConfig, metrics: MetricsConfig,
              farm: PoolConfig | Callable[[bool], PoolConfig], verify: Mapping[str, Any] | None,
              log: Callable[[str], None] = print, before_pool: Callable[[Any], None] | None = None) -> Iterator[FarmJob]:
     """Connect, start the sink and the pool, yield them; stop everything on the way out.
@@ -85,7 +86,7 @@ def farm_job(job: str, ray_settings: RaySettings, records: RecordsSection, metri
     `before_pool(sink)` runs once the sink is up, before any worker starts."""
     import ray
 
-    from ray_cluster import RecordSink, SinkConfig, VerifierPool, connect
+    from ray_cluster import RecordSink, VerifierPool, connect
 
     root = records_root(records.out)  # refused before Ray starts, as is a root that cannot be written
     check_writable(root, "records.out")
@@ -99,9 +100,8 @@ def farm_job(job: str, ray_settings: RaySettings, records: RecordsSection, metri
         # On the driver's node (the head under `ray job submit`): a GPU node the autoscaler removes
         # or loses must not take the run's buffered rows with it.
         here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
-        sink = RecordSink.options(scheduling_strategy=here).remote(SinkConfig(
-            root=root, run_id=records.run_id, job_id=records.job_id, flush_rows=records.flush_rows,
-            flush_seconds=records.flush_seconds, metrics_port=metrics.port, targets_file=metrics.targets_file))
+        sink = RecordSink.options(scheduling_strategy=here).remote(
+            SinkConfig(replace(records, out=root), metrics))  # the sink's process has another cwd: out resolved
         endpoint = ray.get(sink.metrics_endpoint.remote())  # also: the sink's constructor ran
         run_location = ray.get(sink.summary.remote()).run_path
         log(f"{job}: records in {run_location}" + (f"; metrics on http://{endpoint}/metrics" if endpoint else ""))

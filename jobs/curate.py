@@ -24,8 +24,6 @@ from typing import Any
 
 from jobs.job_cli import job_main, parser
 from jobs.sections import (
-    MetricsSection,
-    RecordsSection,
     option,
     section,
 )
@@ -33,6 +31,7 @@ from kgym.contract import EvalRequest, Verdict
 from kgym.curation import CurateConfig, CurationResult, Drop, LocalBackend, curate, recorded_verdicts, table
 from kgym.curation.verification import OnResult
 from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
+from kgym.sink_config import MetricsConfig, RecordsConfig
 
 
 @dataclass(frozen=True)
@@ -40,11 +39,11 @@ class CurateJobConfig:
     curate: CurateConfig = section(CurateConfig, "the funnel: kgym/curation/curate_config.py documents every key")
     backend: str = option("farm", "where verification runs: farm (Ray) or local (one Verifier in this process)",
                           choices=("farm", "local"))
-    records: RecordsSection = section(RecordsSection, "where the verdicts go (the resume key is run_id)",
+    records: RecordsConfig = section(RecordsConfig, "where the verdicts go (the resume key is run_id)",
                                       run_id="curate", job_id="curate")
     farm: PoolConfig = section(PoolConfig, "the verifier workers (backend = farm)")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every request", factory=dict)
-    metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter (backend = farm)")
+    metrics: MetricsConfig = section(MetricsConfig, "the Prometheus exporter (backend = farm)")
     ray: RaySettings = section(RaySettings, "which Ray (backend = farm)")
 
     def __post_init__(self) -> None:

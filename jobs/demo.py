@@ -34,13 +34,12 @@ from pathlib import Path
 from jobs.demo_report import Expectation, exploit_table, family_table, unmet
 from jobs.sections import (
     ConfigError,
-    MetricsSection,
-    RecordsSection,
     load_job_config,
     option,
     section,
 )
 from kgym.farm_config import PoolConfig, RaySettings
+from kgym.sink_config import MetricsConfig, RecordsConfig
 
 ANSWERS = Path(__file__).parent / "demo_answers"
 # The gate each hostile answer must be rejected at.
@@ -66,9 +65,9 @@ class DemoConfig:
                                     "workers idle), finish (defer, then wait for them all before the end), "
                                     "wait (each task's first verdict waits, the old path)",
                                     choices=("defer", "finish", "wait"))
-    records: RecordsSection = section(RecordsSection, "where the rows go", out="out/demo", run_id="", job_id="demo")
+    records: RecordsConfig = section(RecordsConfig, "where the rows go", out="out/demo", run_id="", job_id="demo")
     farm: PoolConfig = section(PoolConfig, "the verifier workers")
-    metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter", port=0)
+    metrics: MetricsConfig = section(MetricsConfig, "the Prometheus exporter", port=0)
     ray: RaySettings = section(RaySettings, "which Ray")
 
 

@@ -29,8 +29,6 @@ from typing import Any
 
 from jobs.job_cli import job_main, parser, toml_string
 from jobs.sections import (
-    MetricsSection,
-    RecordsSection,
     option,
     section,
 )
@@ -38,6 +36,7 @@ from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
 from kgym.kernelbench import Checkout, KernelBenchError, read_generations, results_from_records, score
 from kgym.kernelbench.multisample import multi_sample
 from kgym.kernelbench.plan import HYBRID_LEVELS, make_plan
+from kgym.sink_config import MetricsConfig, RecordsConfig
 
 
 @dataclass(frozen=True)
@@ -46,11 +45,11 @@ class EvalJobConfig:
     generations: str = option(doc="JSONL: level, problem_id, model, answer[, sample]")
     scores: str | None = option(None, "scores JSON; omit: OUT/RUN_ID.scores.json")
     hybrid_levels: tuple[int, ...] = option(HYBRID_LEVELS, "levels allowing one cuBLAS/cuDNN call in forward")
-    records: RecordsSection = section(RecordsSection, "where the rows go", out="out/eval", run_id="eval",
+    records: RecordsConfig = section(RecordsConfig, "where the rows go", out="out/eval", run_id="eval",
                                       job_id="eval")
     farm: PoolConfig = section(PoolConfig, "the verifier workers")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every answer", factory=dict)
-    metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter")
+    metrics: MetricsConfig = section(MetricsConfig, "the Prometheus exporter")
     ray: RaySettings = section(RaySettings, "which Ray")
 
     def __post_init__(self) -> None:

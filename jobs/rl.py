@@ -602,7 +602,7 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
         return dataclasses.replace(config.farm, workers=placement.farm_workers, min_workers=0, max_workers=None,
                                    use_gpus=True, gpus_per_worker=placement.farm_gpus_per_worker)
 
-    with farm_job("jobs.rl", config.ray, config.records, config.metrics.sink(), farm_section, verify,
+    with farm_job("jobs.rl", config.ray, config.records, config.metrics.sink, farm_section, verify,
                   log) as job:
         controller = RLController(config, log, planned[0])
         try:

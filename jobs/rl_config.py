@@ -33,8 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from jobs.sections import (
     ConfigError,
-    MetricsSection,
-    RecordsSection,
     load_job_config,
     option,
     section,
@@ -44,6 +42,7 @@ from kgym.episodes.env import EpisodeConfig
 from kgym.farm_config import PoolConfig, RaySettings, check_verify_table, farm_verify
 from kgym.rollout.engine import EngineConfig
 from kgym.rollout.sampling import SamplingConfig
+from kgym.sink_config import MetricsConfig, RecordsConfig
 from kgym.tasks.curriculum import HYBRID_FAMILIES, CurriculumConfig
 from kgym.training.learner_config import LearnerConfig
 
@@ -130,16 +129,13 @@ class CheckpointSection:
 
 @dataclass(frozen=True)
 class RLMetricsSection:
-    """[metrics]: the farm sink's exporter (kgym_*) and the driver's RL exporter (kgym_rl_*)."""
+    """[metrics]: the farm sink's exporter (kgym_*: its keys, `sink`, are every farm job's [metrics]) and
+    the driver's RL exporter (kgym_rl_*)."""
 
-    port: int | None = option(None, "farm sink's exporter port; omit: none; 0: any free port", ge=0, le=65535)
-    targets_file: str | None = option(None, "file_sd target file for the sink's exporter")
+    sink: MetricsConfig = section(MetricsConfig, "the farm sink's exporter (kgym_*)", inline=True)
     rl_port: int | None = option(None, "the RL driver's exporter port; omit: none; 0: any free port", ge=0,
                                  le=65535)
     rl_targets_file: str | None = option(None, "file_sd target file for the RL exporter")
-
-    def sink(self) -> MetricsSection:
-        return MetricsSection(port=self.port, targets_file=self.targets_file)
 
 
 @dataclass(frozen=True)
@@ -161,7 +157,7 @@ class RLJobConfig:
     placement: PlacementSection = section(PlacementSection, "where actors go")
     recovery: RecoverySection = section(RecoverySection, "timeouts and retries")
     checkpoint: CheckpointSection = section(CheckpointSection, "checkpoints and resume")
-    records: RecordsSection = section(RecordsSection, "where the rows go", run_id="rl", job_id="rl")
+    records: RecordsConfig = section(RecordsConfig, "where the rows go", run_id="rl", job_id="rl")
     farm: PoolConfig = section(PoolConfig, "the verifier workers")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every verification", factory=dict)
     baselines_off_path: bool = option(False, "tell the farm each step's tasks ahead (prefetch) and, with the eager "

@@ -29,14 +29,13 @@ from typing import Any
 
 from jobs.sections import (
     ConfigError,
-    MetricsSection,
-    RecordsSection,
     build,
     load_job_config,
     option,
     section,
 )
 from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
+from kgym.sink_config import MetricsConfig, RecordsConfig
 
 __all__ = ["ConfigError", "VerifyJobConfig", "load_config", "parse_config"]
 
@@ -45,10 +44,10 @@ __all__ = ["ConfigError", "VerifyJobConfig", "load_config", "parse_config"]
 class VerifyJobConfig:
     input: str = option(doc="rows to verify: a .jsonl or .parquet file (jobs/inputs.py)")
     size: str = option("full", "size of task rows that do not name one", choices=("tiny", "small", "full"))
-    records: RecordsSection = section(RecordsSection, "where the rows go", run_id="verify", job_id="verify")
+    records: RecordsConfig = section(RecordsConfig, "where the rows go", run_id="verify", job_id="verify")
     farm: PoolConfig = section(PoolConfig, "the verifier workers")
     verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every row", factory=dict)
-    metrics: MetricsSection = section(MetricsSection, "the Prometheus exporter")
+    metrics: MetricsConfig = section(MetricsConfig, "the Prometheus exporter")
     ray: RaySettings = section(RaySettings, "which Ray")
 
     def __post_init__(self) -> None:

@@ -14,7 +14,8 @@ probe, `service.py` the `FarmService` actor (placement, backpressure, retries, r
 by evaluation id, rows to the sink), `pool.py` its driver-side client with the batch `run`,
 `farm_evaluator.py` the episodes' `Evaluator` over it, `pool_config.py` their counters (their settings,
 `PoolConfig` and `WorkerConfig`, are `kgym.farm_config`'s), `task_actor.py` the curriculum actor,
-`sink.py` the records + metrics actor, `session.py` connecting to Ray, `learner.py` the `LearnerActor`
+`sink.py` the records + metrics actor (its settings, `SinkConfig` of `RecordsConfig` and
+`MetricsConfig`, are `kgym.sink_config`'s), `session.py` connecting to Ray, `learner.py` the `LearnerActor`
 over `kgym.training.learner_core.Learner`, `rollout.py` the `RolloutActor` over
 `kgym.rollout.rollout_core.Rollout`, `configs/` a cluster-launcher YAML and a KubeRay RayCluster
 manifest. What these actors wrap lives in the library, without Ray; this package holds the actors.
@@ -37,7 +38,8 @@ _EXPORTS = {
     "cluster_plan": "ray_cluster.pool_config",
     "FarmService": "ray_cluster.service", "give_up_result": "ray_cluster.service",
     "RaySettings": "kgym.farm_config", "connect": "ray_cluster.session",
-    "RecordSink": "ray_cluster.sink", "SinkConfig": "ray_cluster.sink", "SinkSummary": "ray_cluster.sink",
+    "RecordSink": "ray_cluster.sink", "SinkConfig": "kgym.sink_config", "SinkSummary": "ray_cluster.sink",
+    "RecordsConfig": "kgym.sink_config", "MetricsConfig": "kgym.sink_config",
     "TaskActor": "ray_cluster.task_actor",
     "VerifierWorker": "ray_cluster.worker", "WorkerConfig": "kgym.farm_config", "WorkerHealth": "ray_cluster.worker",
     "LearnerActor": "ray_cluster.learner",

@@ -8,7 +8,8 @@ advertising the exporter in a Prometheus file_sd target file. A row with outcome
 failure) never shadows a verdict: it is written only while the id has no row yet, and a later verdict
 for that id is still written (the reader prefers it). Baseline rows the workers measured off the
 candidates' path (`write_baselines`) go to the run's baselines table (`kgym.records.baseline_table`).
-Does not run verifications (`pool.py`).
+Its settings (`SinkConfig`: a job's [records] and [metrics]) are `kgym.sink_config`'s. Does not run
+verifications (`pool.py`).
 """
 
 from __future__ import annotations
@@ -16,26 +17,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import ray
 
-from kgym.reward import RewardConfig
-
-
-@dataclass(frozen=True)
-class SinkConfig:
-    root: str  # records root, a local path or a pyarrow filesystem URI: rows go under ROOT/RUN_ID/<family>/
-    run_id: str
-    job_id: str
-    flush_rows: int = 8
-    flush_seconds: float = 2.0  # a row waits at most this long (plus one result) before it is durable
-    metrics_port: int | None = None  # None: no exporter; 0: any free port
-    metrics_addr: str = "0.0.0.0"
-    targets_file: str | None = None  # file_sd target file to write once the exporter listens
-    reward: RewardConfig = field(default_factory=RewardConfig)  # how farm results are scored into rows
+from kgym.sink_config import SinkConfig
 
 
 @dataclass(frozen=True)
@@ -70,11 +58,12 @@ class RecordSink:
         from kgym.records.writer import RecordWriter
 
         self.config = config
-        self.writer = RecordWriter(config.root, run_id=config.run_id, job_id=config.job_id,
-                                   flush_rows=config.flush_rows, flush_seconds=config.flush_seconds)
+        rec, exp = config.records, config.metrics
+        self.writer = RecordWriter(rec.out, run_id=rec.run_id, job_id=rec.job_id, flush_rows=rec.flush_rows,
+                                   flush_seconds=rec.flush_seconds)
         self.verdicts, self.errors = recorded_verdict_ids(self.writer.run_location)
-        self.baselines = BaselineWriter(config.root, run_id=config.run_id, job_id=config.job_id,
-                                        flush_rows=config.flush_rows, flush_seconds=config.flush_seconds)
+        self.baselines = BaselineWriter(rec.out, run_id=rec.run_id, job_id=rec.job_id, flush_rows=rec.flush_rows,
+                                        flush_seconds=rec.flush_seconds)
         # The writer's owner flushes on a timer, so a row is durable flush_seconds after it arrived
         # even when no other row follows it (the writer serialises its calls with a lock).
         self._stop = threading.Event()
@@ -84,16 +73,15 @@ class RecordSink:
         self.metrics = Metrics()
         self.exporter = None
         self.endpoint: str | None = None
-        if config.metrics_port is not None:
-            self.exporter = start_exporter(self.metrics, config.metrics_port, addr=config.metrics_addr)
-            host = ray.util.get_node_ip_address() if config.metrics_addr in ("0.0.0.0", "") else config.metrics_addr
+        if exp.port is not None:
+            self.exporter = start_exporter(self.metrics, exp.port, addr=exp.addr)
+            host = ray.util.get_node_ip_address() if exp.addr in ("0.0.0.0", "") else exp.addr
             self.endpoint = f"{host}:{self.exporter.port}"
-            if config.targets_file:
-                write_targets_file(config.targets_file, [self.endpoint],
-                                   {"run_id": config.run_id, "job_id": config.job_id})
+            if exp.targets_file:
+                write_targets_file(exp.targets_file, [self.endpoint], {"run_id": rec.run_id, "job_id": rec.job_id})
 
     def _flush_loop(self) -> None:
-        tick = max(0.2, min(1.0, self.config.flush_seconds / 2))
+        tick = max(0.2, min(1.0, self.config.records.flush_seconds / 2))
         while not self._stop.wait(tick):
             try:
                 self.writer.flush_if_due()
@@ -165,9 +153,9 @@ class RecordSink:
         if self.exporter is not None:
             self.exporter.close()
             self.exporter = None
-            if self.config.targets_file:
+            if self.config.metrics.targets_file:
                 try:
-                    os.unlink(self.config.targets_file)
+                    os.unlink(self.config.metrics.targets_file)
                 except FileNotFoundError:
                     pass
         return self.summary()

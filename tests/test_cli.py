@@ -133,10 +133,10 @@ def test_report_of_a_timed_run_failure_keeps_the_cases_that_passed():
     from kgym.cli import gate_statuses
     from kgym.contract import CaseResult, Timing, Verdict
 
-    v = Verdict(device="cpu", launches=2, stages_s={"load": 0.01})
-    v.cases = [CaseResult(n, True, 0.0, 0.0, True, "candidate_first") for n in ("nominal", "x3", "x0.01")]
-    v.timings = {"candidate": Timing(1.0, 0.01, 10, True, "host")}
-    v.fail("isolation", "timed runs: the output of timed run 7 is wrong for its inputs")
+    v = Verdict(device="cpu", launches=2, stages_s={"load": 0.01},
+                cases=[CaseResult(n, True, 0.0, 0.0, True, "candidate_first") for n in ("nominal", "x3", "x0.01")],
+                timings={"candidate": Timing(1.0, 0.01, 10, True, "host")},
+                ).fail("isolation", "timed runs: the output of timed run 7 is wrong for its inputs")
     statuses = {g: (s, d) for g, s, d in gate_statuses(v)}
     assert statuses["launch"] == ("pass", "2 Triton launch(es) in the first forward")
     assert statuses["isolation"] == ("FAIL", "in the timed runs, after every hidden case passed")

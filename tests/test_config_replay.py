@@ -58,6 +58,23 @@ def plain(x):
     return x
 
 
+def keys_view(section) -> dict:
+    """A section as its TOML keys give it: an inline section's keys at its level (the RL job's [metrics]
+    holds the sink's `MetricsConfig` inline), fields that are no setting (the exporter's address) left out."""
+    from kgym.settings import is_inline
+
+    out = {}
+    for f in dataclasses.fields(section):
+        if f.metadata.get("internal"):
+            continue
+        value = getattr(section, f.name)
+        if is_inline(f):
+            out.update(keys_view(value))
+        else:
+            out[f.name] = plain(value)
+    return out
+
+
 def pool_view(pool) -> dict:
     """The pool as its workers see it: quiet mode and zygote left unset are the sandbox's defaults."""
     from kgym.verify.parent.sandbox import Sandbox
@@ -114,7 +131,7 @@ def placement_view(cfg, gpus) -> dict:
 def view(job: str, cfg) -> dict:
     if job == "sft":
         return {"config": plain(cfg)}
-    out = {"records": plain(cfg.records), "metrics": plain(cfg.metrics)}
+    out = {"records": keys_view(cfg.records), "metrics": keys_view(cfg.metrics)}
     if job == "rl":
         cur = cfg.curriculum
         out["pool"] = pool_view(cfg.farm.with_verify(cfg.farm_verify()))

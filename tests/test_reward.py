@@ -1,6 +1,7 @@
 """kgym.reward: the formula of the docstring, value by value."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -38,8 +39,8 @@ def test_log_speed_scale_between_075_and_4():
 
 def test_no_speed_credit_when_unstable_or_flagged():
     assert reward(verdict(gate="timing", se=4.0)) == pytest.approx(0.5)
-    cpu_unstable = verdict(se=4.0)
-    cpu_unstable.timings["candidate"] = Timing(1.0, 0.5, 10, False, "host")
+    steady = verdict(se=4.0)
+    cpu_unstable = replace(steady, timings={**steady.timings, "candidate": Timing(1.0, 0.5, 10, False, "host")})
     assert reward(cpu_unstable) == pytest.approx(0.5)
     assert reward(verdict(se=20.0, flagged=True)) == pytest.approx(0.5)
     assert reward(verdict(se=20.0, flagged=True), RewardConfig(reward_flagged=True)) == pytest.approx(1.0)
@@ -78,8 +79,8 @@ def test_a_failure_no_hidden_case_shows_scores_zero():
     """Class 9 of the verifier's second version: an answer right on every hidden case but wrong in its
     timed runs (or caught by a tripwire) is a cheat, not a partly correct answer. The verifier reports
     it as isolation (hard); a stored verdict saying correctness with all cases passed scores 0 too."""
-    timed_mismatch = verdict(gate="isolation")
-    timed_mismatch.reason = "timed runs: the output of timed run 3 is wrong for its inputs"
+    timed_mismatch = replace(verdict(gate="isolation"),
+                             reason="timed runs: the output of timed run 3 is wrong for its inputs")
     assert reward(timed_mismatch) == 0.0
     old_style = verdict(gate="correctness", se=4.0)
     assert old_style.fraction_passed == 1.0

@@ -97,7 +97,7 @@ def test_no_untyped_converter_between_a_job_section_and_a_component_config():
     definitions and two defaults, and nothing checked that the copy was complete. Job configs are now
     made of the components' configs; what a job hands them is built by typed code."""
     ours = _our_configs()
-    assert {"PoolConfig", "LearnerConfig", "EngineConfig", "RecordsSection"} <= ours
+    assert {"PoolConfig", "LearnerConfig", "EngineConfig", "RecordsConfig", "MetricsConfig"} <= ours
     bad = []
     for p, tree in _modules("jobs", "kgym"):
         for fn in ast.walk(tree):
@@ -134,7 +134,8 @@ def test_no_job_section_mirrors_a_component_config():
     components = {k: set(settings_of(t)) for k, t in found.items() if k.startswith("kgym.")}
     assert {"kgym.farm_config.PoolConfig", "kgym.training.learner_config.LearnerConfig",
             "kgym.rollout.engine.EngineConfig", "kgym.rollout.sampling.SamplingConfig",
-            "kgym.tasks.curriculum.CurriculumConfig", "kgym.episodes.env.EpisodeConfig"} <= set(components)
+            "kgym.tasks.curriculum.CurriculumConfig", "kgym.episodes.env.EpisodeConfig",
+            "kgym.sink_config.RecordsConfig", "kgym.sink_config.MetricsConfig"} <= set(components)
     bad = []
     for p in sorted((ROOT / "jobs").glob("*.py")):
         module = importlib.import_module(f"jobs.{p.stem}") if p.stem != "__init__" else None
@@ -145,6 +146,26 @@ def test_no_job_section_mirrors_a_component_config():
                     if len(mine & theirs) >= 3:
                         bad.append(f"{obj.__module__}.{obj.__name__} repeats {sorted(mine & theirs)} of {key}")
     assert not bad, bad
+
+
+def test_the_record_sink_is_built_from_the_jobs_records_and_metrics():
+    """[records] and [metrics] were job sections the record sink's own config copied field by field
+    (out as root, port as metrics_port): two definitions and two defaults of each. The sink's config
+    is now made of the sections themselves, and every farm job holds those."""
+    import importlib
+
+    from kgym.settings import hints, is_inline
+    from kgym.sink_config import MetricsConfig, RecordsConfig, SinkConfig
+
+    assert hints(SinkConfig)["records"] is RecordsConfig and hints(SinkConfig)["metrics"] is MetricsConfig
+    farm_jobs = [("jobs.verify_config", "VerifyJobConfig"), ("jobs.rl_config", "RLJobConfig"),
+                 ("jobs.eval", "EvalJobConfig"), ("jobs.curate", "CurateJobConfig"), ("jobs.demo", "DemoConfig")]
+    for module, name in farm_jobs:
+        cls = getattr(importlib.import_module(module), name)
+        assert hints(cls)["records"] is RecordsConfig, name
+        metrics = hints(cls)["metrics"]
+        inline = [hints(metrics)[f.name] for f in dataclasses.fields(metrics) if is_inline(f)]
+        assert metrics is MetricsConfig or inline == [MetricsConfig], name
 
 
 # -- one file per basename (issue 32) --------------------------------------------------------------

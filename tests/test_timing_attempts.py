@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kgym.contract import Verdict
+from kgym.verify.parent.verdict_draft import VerdictDraft
 from kgym.verify.parent.verifier import HiddenWork, Verifier, VerifyConfig
 from kgym.verify.timing import Measurement
 
@@ -24,7 +24,7 @@ def _attempts(script):
     ver.device = torch.device("cuda")
     calls = iter(script)
     ver._timing_attempt = lambda *a, **k: next(calls)
-    v = Verdict()
+    v = VerdictDraft()  # the verifier's verdict while it is decided
     t = ver._time_attempts(None, None, None, None, None, VerifyConfig(max_remeasure=2), v, 10, 2, [])
     return t, v
 

@@ -1,15 +1,19 @@
 """The verdict: what the verifier says about one candidate, as plain serialisable data.
 
-Covers the result types (per-case results, timings, the verdict itself) and their dict/JSON form.
+Covers the result types (per-case results, timings, the verdict itself) and their dict/JSON form,
+and the rule of a failing gate (`first_failure`: the first decides, later ones only add a note).
 A verdict holds no reward: `kgym.reward.reward(verdict, config)` computes one, so a stored verdict
-can be scored again under another `RewardConfig`. Does not compute anything (`kgym.verify` fills
-these in). Imports neither torch nor Ray.
+can be scored again under another `RewardConfig`. Every type here is frozen, the verdict included:
+its cases and notes are tuples, and `fail` returns a new verdict. The verifier decides a verdict in a
+mutable draft of its own (`kgym.verify.parent.verdict_draft`) and hands out the frozen value when done.
+Does not compute anything (`kgym.verify` fills these in). Imports neither torch nor Ray.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,15 +46,28 @@ class Timing:
     cached: bool = False  # baseline read from the on-disk cache
 
 
-@dataclass
+def first_failure(gate_now: Gate | None, reason_now: str, gate: Gate | str, reason: str
+                  ) -> tuple[Gate, str, str | None]:
+    """A gate fails on a verdict whose gate is `gate_now` (None: none failed yet) with reason
+    `reason_now`: the verdict's gate and reason after it, and the note to add (None: none). The first
+    failing gate decides; a later one only adds its reason as a note, when that says something new."""
+    if gate not in FAILURE_KINDS:
+        raise ValueError(f"unknown gate {gate!r}: one of {', '.join(FAILURE_KINDS)}")
+    if gate_now is None:
+        return Gate(gate), reason, None
+    note = f"{gate}: {reason[:500]}" if reason and reason not in reason_now else None
+    return gate_now, reason_now, note
+
+
+@dataclass(frozen=True)
 class Verdict:
     """Everything decided about one candidate. `error` is set only for a failure of kgym itself."""
 
     passed: bool = False
     gate: Gate | None = None
     reason: str = ""
-    cases: list[CaseResult] = field(default_factory=list)
-    timings: dict[str, Timing | None] = field(default_factory=dict)
+    cases: tuple[CaseResult, ...] = ()
+    timings: Mapping[str, Timing | None] = field(default_factory=dict)
     speedup_eager: float | None = None
     speedup_compile: float | None = None
     flagged: bool = False  # a speedup above the verifier's suspicion threshold (see kgym.verify)
@@ -60,9 +77,14 @@ class Verdict:
     launches: int = 0  # Triton launches counted in the first forward
     device_launches: int | None = None  # Triton kernels seen on the device by the profiler (GPU)
     library_calls: int = 0  # cuBLAS/cuDNN calls seen by the guard (hybrid tasks)
-    stages_s: dict[str, float] = field(default_factory=dict)  # wall time per stage of verify
-    notes: list[str] = field(default_factory=list)
+    stages_s: Mapping[str, float] = field(default_factory=dict)  # wall time per stage of verify
+    notes: tuple[str, ...] = ()
     verifier_version: str = VERIFIER_VERSION
+
+    def __post_init__(self) -> None:
+        # Lists are taken (a caller's, a record's, JSON's) and kept as tuples: nothing appends to a verdict.
+        object.__setattr__(self, "cases", tuple(self.cases))
+        object.__setattr__(self, "notes", tuple(self.notes))
 
     @property
     def cases_passed(self) -> int:
@@ -78,19 +100,15 @@ class Verdict:
         return self.error is not None or (self.gate is not None and Gate(self.gate).is_hard)
 
     def fail(self, gate: Gate | str, reason: str) -> Verdict:
-        """Record the first failing gate (later failures only add to the reason)."""
-        if gate not in FAILURE_KINDS:
-            raise ValueError(f"unknown gate {gate!r}: one of {', '.join(FAILURE_KINDS)}")
-        if self.gate is None:
-            self.gate = Gate(gate)
-            self.reason = reason
-        elif reason and reason not in self.reason:
-            self.notes.append(f"{gate}: {reason[:500]}")
-        self.passed = False
-        return self
+        """This verdict failed at `gate` (`first_failure`: the first failing gate decides, later ones add
+        a note), as a new verdict."""
+        gate_, reason_, note = first_failure(self.gate, self.reason, gate, reason)
+        notes = self.notes if note is None else (*self.notes, note)
+        return dataclasses.replace(self, passed=False, gate=gate_, reason=reason_, notes=notes)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
+        d["cases"], d["notes"] = list(d["cases"]), list(d["notes"])  # the JSON form's lists, as a dict too
         d["gate"] = None if self.gate is None else str(self.gate)
         d["cases_passed"] = self.cases_passed
         return d

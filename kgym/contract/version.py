@@ -74,8 +74,10 @@ from pathlib import Path
 # wherever it is held (a forward's cache in a generator's frame passed with the policy on), and a
 # hybrid's library call may take parameters only with the reference's values (a weight drawn with
 # scaled initialiser bounds folded the epilogue's scale into the call).
+# (still 16) the verifier fills a mutable VerdictDraft (parent/verdict_draft.py) and returns it as the
+# frozen contract Verdict (issue 32): the same steps, the same first-gate rule, no verdict changed.
 VERIFIER_VERSION = "kgym-verify-16"
-VERIFIER_SOURCE_FINGERPRINT = "328b6caf93fa0178"
+VERIFIER_SOURCE_FINGERPRINT = "b8d1a09ddc8e74c4"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -6,8 +6,9 @@
 One room per process (issue 29), so that a rule's home says which process runs it:
 
 - `parent/`: the trusted parent only (the worker actor): `verifier.py` (the order of the gates, the
-  comparison, the score), `sandbox.py` (how candidate processes are started and killed),
-  `reference.py`, `cases.py` (the hidden cases), `baselines.py`.
+  comparison, the score), `verdict_draft.py` (the verdict while it is decided), `sandbox.py` (how
+  candidate processes are started and killed), `reference.py`, `cases.py` (the hidden cases),
+  `baselines.py`.
 - `candidate/`: the candidate's process and the zygote it is forked from: `child.py` (its command
   loop), `zygote.py` (the fork server that pre-imports the child; its `ZygoteClient` is the parent's
   end), the tripwires (`guard.py`, `launches.py`, `frontend.py`, `library.py`, `python_data.py`,

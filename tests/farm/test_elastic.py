@@ -41,7 +41,7 @@ ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy  # noqa: E402
 
-from ray_cluster import PoolConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig  # noqa: E402
+from ray_cluster import PoolConfig, RecordsConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig  # noqa: E402
 from ray_cluster.autoscale import standing_request  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -177,7 +177,7 @@ def test_a_node_lost_halfway_loses_no_record(cluster, tmp_path):
     requests = good_and_wrong(range(510, 516))
     # The sink lives on the head (as it does under `ray job submit`): a lost GPU node takes no rows with it.
     sink = RecordSink.options(scheduling_strategy=NodeAffinitySchedulingStrategy(head_id(), soft=False)).remote(
-        SinkConfig(root=str(tmp_path), run_id="lost", job_id="test", flush_rows=1))
+        SinkConfig(RecordsConfig(out=str(tmp_path), run_id="lost", job_id="test", flush_rows=1)))
     with extra_node(cluster) as node:
         with VerifierPool(gpu_config(max_workers=1)) as capped:  # the ceiling holds with room for two
             assert capped.num_workers == 1

@@ -13,7 +13,7 @@ from kgym.contract import EvalRequest
 from kgym.records import load
 from kgym.records.baseline_table import load_baselines
 from kgym.verify.parent.verifier import DEFERRED_NOTE
-from ray_cluster import PoolConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
+from ray_cluster import PoolConfig, RecordsConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
 from ray_cluster.prefetch import BaselineRequest
 
 from farm_helpers import QUICK, relu_task
@@ -24,8 +24,8 @@ pytestmark = pytest.mark.slow
 def test_prefetched_baselines_are_used_and_a_deferred_compile_figure_joins_the_records(ray_local, tmp_path):
     ray = ray_local
     cache = tempfile.mkdtemp(prefix="kgym-prefetch-cache-", dir=tmp_path)  # nothing cached by other tests
-    sink = RecordSink.remote(SinkConfig(root=str(tmp_path / "records"), run_id="r", job_id="t", flush_rows=1,
-                                        flush_seconds=0.5))
+    sink = RecordSink.remote(SinkConfig(RecordsConfig(out=str(tmp_path / "records"), run_id="r", job_id="t",
+                                                      flush_rows=1, flush_seconds=0.5)))
     # Only stable baselines are cached or joined (issue 29): under CI's load three runs are often over
     # the variation gate, so each measurement may be retried until one is stable.
     config = PoolConfig(workers=1, use_gpus=False, worker=WorkerConfig(spares=1, verify=dict(QUICK, max_remeasure=8),

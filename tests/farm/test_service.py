@@ -17,7 +17,7 @@ from farm_helpers import cpu_pool_config, good_and_wrong, rows
 
 ray = pytest.importorskip("ray")
 from kgym.episodes.evaluator import Evaluator  # noqa: E402
-from ray_cluster import FarmEvaluator, RecordSink, SinkConfig, VerifierPool  # noqa: E402
+from ray_cluster import FarmEvaluator, RecordsConfig, RecordSink, SinkConfig, VerifierPool  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def farm(ray_local, tmp_path_factory):
     root = tmp_path_factory.mktemp("records")
-    sink = RecordSink.remote(SinkConfig(root=str(root), run_id="svc", job_id="test", flush_rows=1))
+    sink = RecordSink.remote(SinkConfig(RecordsConfig(out=str(root), run_id="svc", job_id="test", flush_rows=1)))
     with VerifierPool(cpu_pool_config(workers=1), sink=sink) as pool:
         yield pool, sink, root / "svc"
     ray.get(sink.close.remote())
@@ -87,7 +87,7 @@ def test_kept_results_are_capped_least_recently_asked_first(ray_local, tmp_path)
     # kept_results = 1: a result pushed out by a newer one is verified again when resubmitted (the
     # service does not grow for the length of an RL run); the one kept is answered at once; the
     # sink still stores one row per id.
-    sink = RecordSink.remote(SinkConfig(root=str(tmp_path), run_id="lru", job_id="test", flush_rows=1))
+    sink = RecordSink.remote(SinkConfig(RecordsConfig(out=str(tmp_path), run_id="lru", job_id="test", flush_rows=1)))
     a, b = good_and_wrong([402])
     with VerifierPool(cpu_pool_config(workers=1, kept_results=1), sink=sink) as pool:
         evaluator = FarmEvaluator(pool)

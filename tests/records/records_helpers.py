@@ -4,6 +4,7 @@ writer process that the crash test kills (run as a script)."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from kgym.contract import CaseResult, Timing, Verdict
@@ -22,23 +23,21 @@ def verdict(kind: str = "passed", speedup: float = 1.5) -> Verdict:
     """kind: passed, correctness (a wrong answer), policy, crash or error (kgym's own failure)."""
     v = Verdict(device="cpu", launches=1, stages_s={"total": 1.25, "load": 0.01})
     if kind == "error":
-        v.error = "Traceback: kgym broke"
-        return v
+        return replace(v, error="Traceback: kgym broke")
     if kind == "policy":
         return v.fail("policy", "line 1: import of os is not allowed")
     if kind == "crash":
         return v.fail("crash", "the candidate's process died (SIGSEGV)")
     ok = kind == "passed"
-    v.cases = [CaseResult(n, ok or n != "x3", 0.0 if ok else 0.5, 0.0 if ok else 0.1, True, "candidate_first",
-                          "" if ok or n != "x3" else "values differ")
-               for n in ("nominal", "x3", "x0.01", "negated", "abs")]
+    v = replace(v, cases=[CaseResult(n, ok or n != "x3", 0.0 if ok else 0.5, 0.0 if ok else 0.1, True,
+                                     "candidate_first", "" if ok or n != "x3" else "values differ")
+                          for n in ("nominal", "x3", "x0.01", "negated", "abs")])
     if not ok:
         return v.fail("correctness", "1 of 5 hidden cases failed")
-    v.timings = {"candidate": Timing(1.0, 0.01, 10, True, "host"), "eager": Timing(speedup, 0.01, 10, True, "host"),
-                 "compile": Timing(2 * speedup, 0.02, 10, True, "host", cached=True)}
-    v.speedup_eager, v.speedup_compile = speedup, 2 * speedup
-    v.passed = True
-    return v
+    return replace(v, timings={"candidate": Timing(1.0, 0.01, 10, True, "host"),
+                               "eager": Timing(speedup, 0.01, 10, True, "host"),
+                               "compile": Timing(2 * speedup, 0.02, 10, True, "host", cached=True)},
+                   speedup_eager=speedup, speedup_compile=2 * speedup, passed=True)
 
 
 def _writer_process(root: str, big: int) -> None:

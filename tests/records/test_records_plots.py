@@ -5,6 +5,7 @@ speedups say where they were timed (a CPU run's interpreter speedups are labelle
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pandas as pd
 import pytest
@@ -31,10 +32,8 @@ H200 = WorkerInfo(worker_id="verifier-0", host="gpu-node", gpu_name="NVIDIA H200
 
 
 def _on_gpu(v):
-    v.device = "cuda:0"
-    v.timings = {k: Timing(t.median_ms, t.spread_ms, t.runs, t.stable, "cuda_events", t.cached)
-                 for k, t in v.timings.items()}
-    return v
+    return replace(v, device="cuda:0", timings={k: Timing(t.median_ms, t.spread_ms, t.runs, t.stable, "cuda_events",
+                                                           t.cached) for k, t in v.timings.items()})
 
 
 @pytest.fixture(scope="module")

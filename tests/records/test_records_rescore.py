@@ -1,6 +1,8 @@
 """Re-scoring stored records: a row read back from Parquet gives the reward the live run recorded,
 and, under a second RewardConfig, the reward that config gives the original verdict."""
 
+from dataclasses import replace
+
 import pytest
 
 from kgym.records import RecordWriter, load, make_record, rescore, verdict_from_record
@@ -15,8 +17,8 @@ def _verdicts():
     out = []
     for i, kind in enumerate(KINDS):
         v = verdict(kind, speedup=1.2 + i)
-        v.notes.append(f"note {i}")  # a non-empty list column (numpy arrays once pandas reads them)
-        out.append(v)
+        out.append(replace(v, notes=(*v.notes, f"note {i}")))  # a non-empty list column (numpy arrays once
+        # pandas reads them)
     return out
 
 

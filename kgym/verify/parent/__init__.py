@@ -1,7 +1,7 @@
 """The trusted parent's room: code that runs only in the verifier's own process (the worker actor).
 
 - `verifier.py`: the order of the gates, the comparison and the score (`Verifier`, `VerifyConfig`,
-  `verify`);
+  `verify`); `verdict_draft.py`: the verdict while the gates decide it (frozen when done);
 - `sandbox.py`: starting, talking to and killing candidate processes (spares, zygote clients);
 - `reference.py`: loading the trusted reference; `cases.py`: the hidden cases and their inputs;
 - `baselines.py`: timing eager and torch.compile once the candidate's process is dead.

@@ -3,7 +3,8 @@
 A `Verifier` is long-lived (a Ray worker holds one per GPU): it owns the sandbox with its warm
 spares, the baseline cache and the secret the hidden cases are drawn from. `verify()` never raises
 for anything the candidate does: a hostile candidate gets a verdict; only a failure of kgym itself
-sets `Verdict.error`.
+sets `Verdict.error`. The gates fill a `VerdictDraft` (verdict_draft.py) and `verify()` returns it
+frozen: the contract's `Verdict` is never changed once made.
 
 Baselines (gate 5's eager and torch.compile figures) are read from the cache and validated beside
 the candidate; one that is missing is measured on the candidate's path, unless `prefetch` measured
@@ -45,6 +46,7 @@ from kgym.verify.parent.baselines import (
 )
 from kgym.verify.parent.reference import Reference, load_reference
 from kgym.verify.parent.sandbox import CandidateProcess, ChildFailure, Sandbox
+from kgym.verify.parent.verdict_draft import VerdictDraft
 from kgym.verify.policy.policy import check_source
 from kgym.verify.precision import exact_fp32
 from kgym.verify.shared import SharedArena
@@ -140,7 +142,7 @@ class Verifier:
     # ------------------------------------------------------------------------------------------
     def verify(self, reference: str | Reference, candidate: str, **overrides: Any) -> Verdict:
         cfg = replace(self.config, **overrides) if overrides else self.config
-        v = Verdict(device=str(self.device), hybrid=cfg.hybrid)
+        v = VerdictDraft(device=str(self.device), hybrid=cfg.hybrid)  # decided gate by gate, frozen once done
         t_start = time.perf_counter()
         try:
             ref = reference if isinstance(reference, Reference) else load_reference(reference)
@@ -149,9 +151,9 @@ class Verifier:
             v.error = traceback.format_exc(limit=8)
             v.passed = False
         v.stages_s["total"] = time.perf_counter() - t_start
-        return v
+        return v.done()
 
-    def _run(self, ref: Reference, candidate: str, cfg: VerifyConfig, v: Verdict) -> None:
+    def _run(self, ref: Reference, candidate: str, cfg: VerifyConfig, v: VerdictDraft) -> None:
         # Gate 1: static policy.
         if cfg.static_policy:
             pol = check_source(candidate)
@@ -272,7 +274,8 @@ class Verifier:
         self._plans[key] = (plan, notes)
         return plan, notes
 
-    def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: Verdict) -> dict[str, Any] | None:
+    def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: VerdictDraft
+             ) -> dict[str, Any] | None:
         """One request to the child. None when a tripwire fired (the verdict then says which)."""
         try:
             reply = proc.request(msg, timeout)
@@ -287,7 +290,7 @@ class Verifier:
         return reply
 
     def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
-               source: str, init_inputs: list[Any], construction: dict, cfg: VerifyConfig, v: Verdict,
+               source: str, init_inputs: list[Any], construction: dict, cfg: VerifyConfig, v: VerdictDraft,
                mem_gb: float) -> None:
         device = self.device
         self._last_signature = ""  # launches of the last verified forward; timed runs must match it
@@ -308,7 +311,7 @@ class Verifier:
         if reply.get("op") != "loaded":
             v.fail(_gate(reply, "compile"), str(reply.get("reason", reply))[:8000])
             return
-        _add_stage(v, "kept_state", _float(reply, "state_s"))
+        v.add_stage("kept_state", _float(reply, "state_s"))
 
         # Gates 2-4 on the hidden cases; the first forward compiles the kernels.
         t = time.perf_counter()
@@ -442,7 +445,7 @@ class Verifier:
             return None
         launches = _int(reply, "launches")
         v.launches = v.launches or launches
-        _add_stage(v, "kept_state", _float(reply, "state_s"))
+        v.add_stage("kept_state", _float(reply, "state_s"))
         scratch = _strs(reply, "scratch")
         if scratch:
             note = (f"forward() wrote kept state ({', '.join(s[:80] for s in scratch[:8])}): from then on it is "
@@ -559,7 +562,7 @@ class Verifier:
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
         per_run_s = cfg.timeout_s + 3 * per_forward
         t_sent = time.perf_counter()
-        _add_stage(v, "timing_setup", time.perf_counter() - t_setup)
+        v.add_stage("timing_setup", time.perf_counter() - t_setup)
         time_nonce = proc.send({"op": "time", "inputs": handles, "check": check_handle, "runs": runs,
                                 "warmup": warmup})
         for i, transform in zip(order, kinds):
@@ -576,7 +579,7 @@ class Verifier:
             _poison_buffer(check_buf)
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
-            _add_stage(v, "timing_draws", time.perf_counter() - t_draw)
+            v.add_stage("timing_draws", time.perf_counter() - t_draw)
             # The child is told nothing about the check: it copies out every output, and every one is
             # judged once the run is over.
             nonce = proc.send({"op": "run", "i": i})
@@ -595,13 +598,13 @@ class Verifier:
             # mutation seen only in the runs a coin checked went unseen in the ~92% left).
             t_check = time.perf_counter()
             mutated = [k for k, (b, x) in enumerate(zip(_tensors(work), _tensors(draw))) if not _same(b, x)]
-            _add_stage(v, "timing_input_checks", time.perf_counter() - t_check)
+            v.add_stage("timing_input_checks", time.perf_counter() - t_check)
             if mutated:
                 v.fail("isolation", f"the candidate modified its input(s) {mutated} in timed run {i}")
                 return None
             t_check = time.perf_counter()
             wrong = self._check_timed_output(check_buf, draw, model, cfg)
-            _add_stage(v, "timing_checks", time.perf_counter() - t_check)
+            v.add_stage("timing_checks", time.perf_counter() - t_check)
             if wrong is not None:
                 v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
                        f"behave differently when timed: a cached, stale or skipped result?): {wrong}")
@@ -615,8 +618,8 @@ class Verifier:
         if reply.get("op") != "timed":
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
-        _add_stage(v, "timing_profile", _float(reply, "profile_s"))
-        _add_stage(v, "kept_state", _float(reply, "state_s"))
+        v.add_stage("timing_profile", _float(reply, "profile_s"))
+        v.add_stage("kept_state", _float(reply, "state_s"))
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
             v.fail("isolation", "the timed runs launched other Triton kernels (or grids, or arguments: shapes, "
@@ -933,10 +936,6 @@ def _timed_kinds(plan: list[tuple[str, Any]], n: int, rng: Any) -> list[Any]:
     transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each kind n // 6 times or one more
     rng.shuffle(transforms)
     return transforms
-
-
-def _add_stage(v: Verdict, stage: str, seconds: float) -> None:
-    v.stages_s[stage] = v.stages_s.get(stage, 0.0) + seconds
 
 
 def _tensors(items: list[Any]) -> list[torch.Tensor]:
