@@ -43,7 +43,6 @@ def pytest_sessionstart(session):
 
 from paths import fixture_source  # noqa: E402 - tests import fixture helpers from `paths`, not conftest
 
-
 # The session verifier's device: the CPU (CI), or with KGYM_TEST_DEVICE=cuda the GPU, to run the attack
 # and honest tests written for the CPU on the H200 by hand (`KGYM_TEST_DEVICE=cuda pytest tests/exploits`):
 # the same candidates against the GPU's launch proof, device trace and timing.
