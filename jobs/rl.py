@@ -92,7 +92,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -128,16 +128,33 @@ class Launched:
     deadline: float  # monotonic: [recovery] rollout_timeout_s from the send
     stats0: tuple[float, float, int, int, int, float]  # the engines' counters before it (`_engine_stats`)
     learning: tuple[float, float] | None = None  # the learner step it ran beside (perf_counter span)
-    waited_at: float | None = None  # when the driver began waiting for it
     collected_at: float | None = None
     groups: list[Any] | None = None
     stats1: tuple[float, float, int, int, int, float] | None = None
+    finished: list[float] = field(default_factory=list)  # when each call's result arrived (Ray's done callbacks)
+
+    def watch(self) -> None:
+        """Note when each call finishes, so that a round done before the driver collects it (it ran
+        beside a longer learner step) is not timed to its collection."""
+        for _, ref in self.refs:
+            try:
+                ref.future().add_done_callback(lambda _f: self.finished.append(time.perf_counter()))
+            except AttributeError:  # not a Ray ObjectRef (the tests' fakes): timed to the collection
+                return
+
+    @property
+    def done_at(self) -> float:
+        """When the round's last call finished (at most when it was collected)."""
+        assert self.collected_at is not None
+        if len(self.finished) == len(self.refs):
+            return min(max(self.finished), self.collected_at)
+        return self.collected_at
 
     def overlap_s(self) -> float:
         """Seconds of the learner step it ran beside (0: sent and awaited within its own step)."""
         if self.learning is None or self.collected_at is None:
             return 0.0
-        return max(0.0, min(self.collected_at, self.learning[1]) - max(self.launched_at, self.learning[0]))
+        return max(0.0, min(self.done_at, self.learning[1]) - max(self.launched_at, self.learning[0]))
 
 
 def _minus(a: tuple, b: tuple) -> tuple:
@@ -429,14 +446,15 @@ class RLController:
         ahead = s > self.step + 1  # sent during the previous step (overlap)
         self.log(f"jobs.rl: step {s}: rolling out {len(tasks)} group(s)"
                  + (f" on v{self.engine_version} beside step {self.step + 1}'s learner step" if ahead else ""))
-        return Launched(s, tasks, floor, self._send(tasks, gids), self.engine_version, time.perf_counter(),
-                        time.monotonic() + cfg.recovery.rollout_timeout_s, stats0)
+        launch = Launched(s, tasks, floor, self._send(tasks, gids), self.engine_version, time.perf_counter(),
+                          time.monotonic() + cfg.recovery.rollout_timeout_s, stats0)
+        launch.watch()
+        return launch
 
     def _collect(self, launch: Launched) -> None:
         """Wait for a launched rollout (once); the engines are free afterwards."""
         if launch.groups is not None:
             return
-        launch.waited_at = time.perf_counter()
         launch.groups = self._receive(launch.refs, len(launch.tasks), launch.deadline)
         launch.collected_at = time.perf_counter()
         launch.stats1 = self._engine_stats()
@@ -535,7 +553,7 @@ class RLController:
                 g.resampled = True
             round_tasks = (self._get(self.task_actor.sample.remote(len(again)), "drawing tasks")
                            if cfg.resample.new_task else [g.task for g in again])
-        rollout_s = launch.collected_at - launch.launched_at + resample_s
+        rollout_s = launch.done_at - launch.launched_at + resample_s
         overlap_s = launch.overlap_s()
         gen0, tok0, calls0, req0, it0, run0 = launch.stats0
         gen1, tok1, calls1, req1, it1, run1 = _add(launch.stats1, _minus(self._engine_stats(), extra)

@@ -9,8 +9,10 @@ below would fail; the fake also refuses a load while a rollout is open. Checked:
   after it and the adapter's write; the new adapter is loaded only then; a held-out evaluation
   first collects the rollout in flight and loads the adapter (it evaluates the new version);
 - versions: step 1 trains on version 0 (staleness 0), every later step on samples one version
-  behind the learner, none dropped, and the step row's `version_before` names the version that
-  generated them; the synchronous loop stays at staleness 0 with the same curriculum draws;
+  behind the learner, none dropped, each carrying the log-probs of the version that generated it
+  (what `[learner] correction` weighs against the learner's own), and the step row's
+  `version_before` names the version that generated them; the synchronous loop stays at
+  staleness 0 with the same curriculum draws;
 - kill and resume: the driver dies in step 3's learner step (step 4's rollout in flight); a new
   driver resumes from step 2's checkpoint, draws step 3's tasks again (the same seeds: the
   checkpoint keeps the curriculum as it was before that draw), redoes step 3 on the restored
@@ -72,6 +74,11 @@ class Actor:
         return Method(fn.__get__(self), lazy=name == "rollout")
 
 
+def _logprobs(version: int) -> tuple[float, float]:
+    """The fake engine's log-probs of its two tokens: each version its own."""
+    return (-0.5 - 0.01 * version, -0.25)
+
+
 def _episode(gid: str, k: int, passed: int, version: int) -> EpisodeRollout:
     from kgym.reward import reward
 
@@ -84,7 +91,7 @@ def _episode(gid: str, k: int, passed: int, version: int) -> EpisodeRollout:
                         submissions=1, evaluations=[Evaluation(f"ev-{gid}-{k}", 1, 1, "code", v, base)],
                         final_evaluation_id=f"ev-{gid}-{k}", base_reward=base, reward=base,
                         transcript=[{"role": "user", "content": "relu"}, {"role": "assistant", "content": "x"}],
-                        turn_samples=[TurnSample((1, 2, 3), (4, 5), (-0.5, -0.25), policy_version=version)])
+                        turn_samples=[TurnSample((1, 2, 3), (4, 5), _logprobs(version), policy_version=version)])
     turn = TurnRecord(1, "x", 3, 2, FinishReason.STOP, version, None, 0, (), True, 0.1)
     return EpisodeRollout(task.task_id, gid, k, Mode.SINGLE, res, (turn,))
 
@@ -135,6 +142,8 @@ class FakeLearner(Actor):
 
     def _step(self, batch):
         versions = sorted({s.policy_version for s in batch.samples})
+        # the behaviour log-probs the learner corrects with are those of the version that generated each sample
+        assert all(s.sampler_logprobs == _logprobs(s.policy_version) for s in batch.samples)
         self.events.append(("learn", self.version, versions))
         if self.die_at is not None and self.version + 1 == self.die_at:
             raise Killed
