@@ -3,6 +3,8 @@ model of a real shape, killed mid-step and resumed, then its step split read bac
 
     python benchmarks/rl_h200.py --shape qwen2-1.5b --workdir /tmp/kgym-h200 --out OUT --kill-at-step 4 --scripted
     python benchmarks/rl_h200.py --shape qwen2-7b --workdir /tmp/kgym-h200 --out OUT --steps 3
+    python benchmarks/rl_h200.py --shape qwen2-7b --workdir /tmp/kgym-h200 --out OUT --steps 4 \
+        --run-id h200-7b-overlap --set offpolicy.overlap=true     # one step off-policy (docs/rl.md)
 
 What it does, in order:
 1. builds the model once (`benchmarks/random_model.py`: Qwen2 shape, full byte-level vocabulary, the
@@ -20,6 +22,10 @@ What it does, in order:
 5. at the end: checks that every step 1..N is counted once (no step lost or doubled), prints the
    step split (generation with tokens/s, verification, learning, sync, sleep/wake, checkpoint) and
    writes `steps.csv`, `summary.json`, `metrics-rl.txt`, `metrics-farm.txt` and the job's log under `--out`.
+   With `--set offpolicy.overlap=true` the summary also has, per step, the seconds its rollout ran
+   beside the previous learner step and the versions its samples came from (the job's log line: not
+   step-row columns), and whether the job ran overlapped or fell back (its placement log line); a
+   `--kill-at-step K` then lands in step K-1's learner step (step K's rollout is sent before it).
 A run cut by `--deadline` stops cleanly (summary says incomplete); the same command resumes it.
 """
 
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -67,6 +74,8 @@ class Launch:
         self.log, self.out, self.kill_at, self.delay = log, out, kill_at, delay
         self.killed_at: float | None = None
         self.memory: list[dict[str, object]] = []
+        self.overlap: dict[str, dict[str, object]] = {}  # step -> seconds beside the previous learner step
+        self.notes: list[str] = []  # the job's overlap decision
 
     def kill(self) -> None:
         try:
@@ -93,7 +102,15 @@ class Launch:
                 if self.kill_at is not None and line.startswith(f"jobs.rl: step {self.kill_at}: rolling out"):
                     threading.Thread(target=self._kill_later, daemon=True).start()
                     self.kill_at = None
+                if line.startswith("jobs.rl: [offpolicy] overlap"):
+                    self.notes.append(line.strip())
                 if line.startswith("jobs.rl: step ") and "/" in line.split()[2]:
+                    got = re.search(r" overlap ([0-9.]+)s", line)
+                    made = re.search(r"samples \d+ of (\S+) \(staleness (\S+)\)", line)
+                    self.overlap[line.split()[2].split("/")[0]] = {
+                        "overlap_s": float(got.group(1)) if got else None,
+                        "samples_of": made.group(1) if made else None,
+                        "staleness": made.group(2) if made else None}
                     for name, port in (("rl", 9465), ("farm", 9464)):
                         text = scrape(port)
                         if text:
@@ -151,7 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             launch = Launch(cmd, env, log, args.out, kill_at, args.kill_delay)
             rc = launch.watch(deadline)
             launches.append({"rc": rc, "seconds": round(time.monotonic() - t0, 1), "killed": launch.killed_at
-                             is not None, "gpu_memory": launch.memory})
+                             is not None, "gpu_memory": launch.memory, "overlap_decision": launch.notes,
+                             "overlap": launch.overlap})
             subprocess.run(["ray", "stop", "--force"], capture_output=True, timeout=120)
             if launch.killed_at is None or rc == 0:
                 break

@@ -62,11 +62,23 @@ class ResampleSection:
 
 @dataclass(frozen=True)
 class OffPolicySection:
-    """[offpolicy]: how old a sample may be."""
+    """[offpolicy]: how old a sample may be, and whether generation overlaps learning."""
 
     max_staleness: int = option(1, "samples more than this many policy versions behind the learner are dropped "
                                 "and counted", ge=0)
     adapter_window: int = option(1, "versions the rollout engine keeps behind the newest", ge=1)
+    overlap: bool = option(False, "one step off-policy (async RL, max async level 1): step s+1's first rollout is "
+                           "sent to the engines before step s's learner step and collected after it, so a step "
+                           "costs about max(generation, learning) instead of their sum where the two do not "
+                           "contend for one GPU; its samples are one policy version behind the learner (corrected "
+                           "as [learner] correction says). Needs max_staleness >= 1 and the engine awake while "
+                           "the learner steps (docs/rl.md)")
+
+    def __post_init__(self) -> None:
+        if self.overlap and self.max_staleness < 1:
+            raise ConfigError(f"[offpolicy] overlap = true trains every step on samples one policy version behind "
+                              f"the learner, so max_staleness must be >= 1 (now {self.max_staleness}): the bound "
+                              f"would drop them all")
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,11 @@ class RLJobConfig:
 
     def __post_init__(self) -> None:
         check_verify_table(self.verify)
+        if self.offpolicy.overlap and self.engine.sleep_level:
+            raise ConfigError(f"[offpolicy] overlap = true generates the next step while the learner steps, but "
+                              f"[engine] sleep_level = {self.engine.sleep_level} puts the engine to sleep for the "
+                              f"learner step: set engine.sleep_level=0 (or leave it unset: the placement keeps the "
+                              f"engine awake where the learner fits beside it) or offpolicy.overlap=false")
         if self.engine.max_loras < self.offpolicy.adapter_window + 1:
             raise ConfigError(f"engine.max_loras ({self.engine.max_loras}) must hold offpolicy.adapter_window + 1 "
                               f"({self.offpolicy.adapter_window + 1}) versions")

@@ -31,6 +31,10 @@ per actor) on `[metrics] rl_port` (0: any free port), in its own registry beside
     kgym_rl_generation_tokens_per_second              gauge: the last step's generation throughput
     kgym_rl_train_tokens_per_second                   gauge: learner tokens / learning seconds
     kgym_rl_staleness_versions                        gauge: the largest staleness of the last batch
+    kgym_rl_rollout_overlap_seconds                   gauge: seconds the last step's first rollout ran
+                                                      beside the previous step's learner step ([offpolicy]
+                                                      overlap; 0 when synchronous)
+    kgym_rl_overlap_seconds_total                     counter: the same seconds summed
     kgym_rl_dropped_stale_samples_total               counter: samples dropped by the off-policy bound
     kgym_rl_resampled_groups_total                    counter: all-equal groups replaced by a resample
     kgym_rl_all_equal_groups_kept_total               counter: all-equal groups kept (budget ran out)
@@ -113,6 +117,10 @@ class RLMetrics:
         self.train_tps = Gauge("kgym_rl_train_tokens_per_second", "Learner tokens per learning second", registry=r)
         self.staleness = Gauge("kgym_rl_staleness_versions", "Largest staleness (policy versions) in the last batch",
                                registry=r)
+        self.overlap = Gauge("kgym_rl_rollout_overlap_seconds", "Seconds the last step's first rollout ran "
+                             "beside the previous step's learner step (0: synchronous)", registry=r)
+        self.overlap_total = Counter("kgym_rl_overlap_seconds", "Seconds rollouts ran beside a learner "
+                                     "step, summed", registry=r)
         self.dropped_stale = Counter("kgym_rl_dropped_stale_samples", "Samples dropped by the off-policy bound",
                                      registry=r)
         self.resampled = Counter("kgym_rl_resampled_groups", "All-equal groups replaced by a resample", registry=r)
@@ -175,6 +183,12 @@ class RLMetrics:
                 t[1] += 1
         for (family, mode), (solved, n) in tally.items():
             self.solve_rate.labels(family=family, mode=mode).set(solved / n)
+
+    def observe_overlap(self, seconds: float) -> None:
+        """A committed step's overlap: its first rollout's seconds beside the previous learner step
+        (not a step-row column: the row's schema is pinned; the driver's log line has it too)."""
+        self.overlap.set(seconds)
+        self.overlap_total.inc(seconds)
 
     def observe_eval(self, row: Mapping[str, Any]) -> None:
         self.eval_solve_rate.set(float(row["solve_rate"]))

@@ -26,6 +26,14 @@ they do not, or when either memory is unknown (the earlier behaviour). Sleep lev
 weights to host memory every step (10.4 s at the 7B shape on an H100, 2026-12-07); the decision, its
 numbers and its reason are in `Placement.sleep_reason`, the job's log and its attempt record.
 
+Overlap (`[offpolicy] overlap`, `decide_overlap`): generating step s+1 while the learner steps on s
+needs the engine awake during the learner step. `RLJobConfig` refuses an explicit `[engine]
+sleep_level` >= 1 with overlap; where the placement itself decides that the engine must sleep (the
+learner does not fit beside it, or a memory is unknown), the loop falls back to synchronous and says
+why (the job's log and its attempt record). On one GPU the two share its compute too: without
+CUDA MPS, kernels of two processes time-slice, so the overlap gains the time either leaves the GPU
+idle (the engine waiting on the farm, the learner's host work), not max(generation, learning).
+
 `plan_placement(config, cluster_gpus)` is a plain function: it returns a `Placement` or raises
 `ConfigError` saying what does not fit and what to set, so the job never waits on resources the
 cluster cannot give (issue: a farm taking every GPU left the learner's `ray.get` waiting forever).
@@ -223,5 +231,28 @@ def plan_placement(config: RLJobConfig, cluster_gpus: float,
                      e.sleep_level_for(colocated=False))
 
 
-__all__ = ["AWAKE_HEADROOM_GIB", "Placement", "PlacementMode", "SleepDecision", "colocated_sleep", "decide_sleep",
-           "plan_placement"]
+@dataclass(frozen=True)
+class OverlapDecision:
+    """Whether the loop overlaps the next step's generation with the learner step, and why."""
+
+    on: bool
+    reason: str
+
+
+def decide_overlap(requested: bool, placement: Placement) -> OverlapDecision:
+    """`[offpolicy] overlap` as the placement allows it: off where not asked; where asked, on unless
+    the engine sleeps while the learner steps (then the loop runs synchronously, with the reason)."""
+    if not requested:
+        return OverlapDecision(False, "[offpolicy] overlap = false: synchronous loop")
+    if placement.sleep_level:
+        why = f": {placement.sleep_reason}" if placement.sleep_reason else ""
+        return OverlapDecision(False, f"[offpolicy] overlap = true, but the placement puts the engine to sleep "
+                                      f"(level {placement.sleep_level}) while the learner steps{why}; the loop "
+                                      f"runs synchronously (set [placement] gpu_memory_gib or a smaller "
+                                      f"[engine] gpu_memory_utilization so the learner fits beside the engine)")
+    return OverlapDecision(True, "[offpolicy] overlap = true: step s+1's rollout is generated while step s's "
+                                 "learner step runs (samples one policy version behind the learner)")
+
+
+__all__ = ["AWAKE_HEADROOM_GIB", "OverlapDecision", "Placement", "PlacementMode", "SleepDecision",
+           "colocated_sleep", "decide_overlap", "decide_sleep", "plan_placement"]

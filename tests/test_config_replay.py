@@ -202,6 +202,8 @@ ADDED_SINCE = {
     # stays 1, as recorded.
     ".sections.placement.gpu_memory_gib", ".sections.placement.farm_memory_gib",
     ".placement.sleep_reason", ".placement.memory",
+    # 2026-12-08: one step off-policy, opt-in (default false: the loop as recorded)
+    ".sections.offpolicy.overlap",
 }
 
 

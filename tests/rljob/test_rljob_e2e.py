@@ -12,7 +12,13 @@ known-wrong answer, as a python fence or a submit_kernel call, or no code) so th
    1 (restored from that checkpoint), and the farm's evaluation rows exist for the episodes'
    submissions. Two steps are enough: one committed before the kill, one after the resume (a third,
    as this test ran until 2026-12-07, repeated a step on either side and cost a training step).
-2. `ray job submit -- python -m jobs.rl` against a `ray start --head` on loopback (token auth), one
+2. The same with `[offpolicy] overlap = true` (3 steps, no evaluation): step s+1's rollout runs on the
+   real async rollout actor while step s's learner steps; killed right after step 2's marker (step 3's
+   rollout in flight) and resumed. Checked: step 2 trained on samples one version behind the learner
+   (staleness 1, none dropped), its rollout overlapped step 1's learner step (the log line's figure),
+   every turn of a step's first round has the version it was sent under, and the resumed run redid
+   step 3 alone, on the restored version.
+3. `ray job submit -- python -m jobs.rl` against a `ray start --head` on loopback (token auth), one
    step, records found where KGYM_SUBMIT_DIR says.
 """
 
@@ -106,6 +112,59 @@ def test_killed_after_step_1_resumes_and_finishes(tiny, tmp_path):
     farm = load_evaluations(run)  # the farm's own rows: every verified submission
     ids = {i for ids in train["evaluation_ids"] for i in ids}
     assert ids and ids <= set(farm["evaluation_id"])
+
+
+def test_overlapped_run_trains_one_version_behind_and_resumes(tiny, tmp_path):
+    import re
+
+    from kgym.records.rl_records import Table, load, read_raw
+
+    model, choices = tiny
+    out = tmp_path / "out"
+    # no resampling: a group's first round is what the step trains on (a resampled round runs after the
+    # sync, on the learner's version)
+    cmd = _cmd(model, choices, out, "overlap", "--set", "steps=3", "--set", "eval.every=0",
+               "--set", "offpolicy.overlap=true", "--set", "resample.max_rounds=0")
+    run = out / "overlap"
+    first = subprocess.Popen(cmd, cwd=REPO, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+    log = []
+    try:
+        for line in first.stdout:
+            log.append(line)
+            if line.startswith("jobs.rl: step 2/3"):  # step 3's rollout was sent before step 2's learner step
+                _kill_group(first.pid)
+                break
+        first.wait(timeout=60)
+    finally:
+        _kill_group(first.pid)
+    text = "".join(log)
+    assert first.returncode == -signal.SIGKILL, text[-4000:]
+    assert "overlap = true: step s+1's rollout is generated while" in text
+    assert re.search(r"step 3: rolling out 1 group\(s\) on v1 beside step 2's learner step", text), text[-3000:]
+    step2 = next(x for x in log if x.startswith("jobs.rl: step 2/3"))
+    assert "v1->v2" in step2 and "of v0 (staleness 1)" in step2, step2
+    assert float(re.search(r"overlap ([0-9.]+)s", step2).group(1)) > 0, step2
+
+    second = subprocess.run(cmd, cwd=REPO, env=_env(), capture_output=True, text=True, timeout=900,
+                            start_new_session=True)
+    assert second.returncode == 0, second.stdout[-4000:] + second.stderr[-4000:]
+    assert "resuming after step 2" in second.stdout and "step 2/3" not in second.stdout
+
+    steps = load(run, Table.STEPS)
+    assert list(steps["step"]) == [1, 2, 3] and list(steps["attempt"]) == [1, 1, 2]
+    assert len(read_raw(run, Table.STEPS)) == 3  # nothing doubled: the killed in-flight rollout left no row
+    assert list(steps["version_after"]) == [1, 2, 3]
+    assert list(steps["version_before"]) == [0, 0, 2]  # the versions that generated each step's first round
+    assert list(steps["staleness_max"]) == [0, 1, 0] and (steps["dropped_stale"] == 0).all()
+    assert (steps["samples_trained"] > 0).all()
+    train = load(run, Table.ROLLOUTS)
+    train = train[train["kind"] == "train"]
+    two = train[train["step"] == 2]
+    assert two["trained"].all() and set(two["learner_version"]) == {1}
+    first_round = two[two["resample_round"] == 0]
+    assert first_round["policy_versions"].map(lambda vs: set(vs) == {0}).all()  # no turn switched mid-rollout
+    assert train.loc[train["trained"], "samples"].sum() == steps["samples_trained"].sum()
 
 
 def test_ray_job_submit_to_a_local_head(tiny, tmp_path):
