@@ -76,8 +76,11 @@ from pathlib import Path
 # scaled initialiser bounds folded the epilogue's scale into the call).
 # (still 16) the verifier fills a mutable VerdictDraft (parent/verdict_draft.py) and returns it as the
 # frozen contract Verdict (issue 32): the same steps, the same first-gate rule, no verdict changed.
-VERIFIER_VERSION = "kgym-verify-16"
-VERIFIER_SOURCE_FINGERPRINT = "b8d1a09ddc8e74c4"
+# 17: a second red team by class (2026-12-07): a cached baseline is re-measured when a re-measure beside
+# the candidate is 1.5x faster by medians, whatever the spreads (`baselines.stale`): an entry whose spread
+# neared its median "agreed" with every faster re-measure and inflated every later speedup of its task.
+VERIFIER_VERSION = "kgym-verify-17"
+VERIFIER_SOURCE_FINGERPRINT = "7498611ef6ef507a"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -9,13 +9,14 @@ A cached baseline is validated before it is used: an eager baseline timed while 
 loaded was cached as stable, and the same kernel then scored 0.78 on every later run instead of
 0.50. So every verdict re-times the cached eager baseline briefly (CHECK_RUNS runs) right after the
 candidate was timed and its process killed and reaped (nothing is timed for a baseline while a
-candidate's process can run), on the same device in the same quiet window; when the re-measure is
-faster by more than AGREE_FACTOR beyond the spreads (`agrees`), the entry is re-measured in full and
-replaced (the torch.compile entry too, since it was measured under the same conditions). An entry is
-only ever replaced by a faster figure: load makes timings slower; a cache that only gets faster
-cannot be poisoned by it (a first measurement slowed that way is corrected by the next candidate's
-check). Only stable figures are cached or read back (`usable`): an entry with a spread over the
-variation gate agrees with every re-measure within its spread and would never be replaced.
+candidate's process can run), on the same device in the same quiet window; when the re-measure's
+median is faster by more than AGREE_FACTOR (`stale`: spreads excuse nothing in that direction), the
+entry is re-measured in full and replaced (the torch.compile entry too, since it was measured under
+the same conditions). An entry is only ever replaced by a faster figure: load makes timings slower;
+a cache that only gets faster cannot be poisoned by it (a first measurement slowed that way is
+corrected by the next candidate's check). Only stable figures are cached or read back (`usable`): an
+entry with a spread over the variation gate agrees with every re-measure within its spread and would
+never be replaced.
 
 Off the candidate's path (docs/farm.md, "Baselines off the candidate's path"): `measure_baseline` is
 the one function that times a baseline in full, whether a candidate's verification needs it now, a
@@ -53,6 +54,17 @@ def agrees(cached: Timing, fresh: Timing) -> bool:
     lo_c, hi_c = max(1e-9, cached.median_ms - cached.spread_ms), cached.median_ms + cached.spread_ms
     lo_f, hi_f = max(1e-9, fresh.median_ms - fresh.spread_ms), fresh.median_ms + fresh.spread_ms
     return lo_c <= hi_f * AGREE_FACTOR and lo_f <= hi_c * AGREE_FACTOR
+
+
+def stale(cached: Timing, fresh: Timing) -> bool:
+    """Is a cached baseline too slow by a re-measure beside the candidate? Its median is more than
+    AGREE_FACTOR times the re-measure's, spreads aside. Load only slows a measurement, so a re-measure
+    that much faster says the cached median is wrong however wide either spread is. `agrees` widens
+    both figures by their spreads: an entry whose spread nears its median (the variation gate's 30 us
+    floor allows it for any baseline under 0.3 ms) reached down to ~0, "agreed" with every faster
+    re-measure and was never replaced, inflating every later speedup of the task (red team,
+    2026-12-07; tests/exploits/test_baseline_spread_excuse.py)."""
+    return fresh.median_ms * AGREE_FACTOR < cached.median_ms
 
 
 def usable(t: Timing) -> bool:

@@ -42,6 +42,7 @@ from kgym.verify.parent.baselines import (
     device_name,
     measure_baseline,
     measure_model,
+    stale,
     usable,
 )
 from kgym.verify.parent.reference import Reference, load_reference
@@ -758,7 +759,7 @@ class Verifier:
 
     def _baselines(self, ref, model, nominal, cfg, v, runs, warmup, cached: dict[str, Timing | None]) -> None:
         device = self.device
-        stale = False  # the cached eager baseline was slower than a re-measure beside the candidate
+        eager_stale = False  # the cached eager baseline was slower than a re-measure beside the candidate
         measured_s = 0.0  # seconds of full baseline measurements on this candidate's path
         for kind in self._wanted_kinds(cfg):
             key = self._baseline_key(ref, nominal, kind, runs, warmup)
@@ -767,16 +768,18 @@ class Verifier:
             if t is not None and kind == "eager":
                 check = measure_model(model, nominal, device, runs=check_runs(runs), warmup=1, scale_seed=0,
                                       max_remeasure=0)
-                if not agrees(t, check) and check.median_ms < t.median_ms:
+                # Too slow by medians, whatever the spreads (`stale`): a spread near the median made
+                # `agrees` excuse a cached figure many times the task's true time.
+                if stale(t, check):
                     v.notes.append(f"the cached eager baseline ({t.median_ms:.4g} ms) was slower than a re-measure "
                                    f"beside the candidate ({check.median_ms:.4g} ms): re-measured")
-                    t, stale = None, True
+                    t, eager_stale = None, True
                 elif not agrees(t, check):
                     # Slower now: a loaded machine, or the candidate's process slowing the parent (it
                     # is still alive). Neither may move the cache; the faster cached figure stands.
                     v.notes.append(f"a re-measure beside the candidate ({check.median_ms:.4g} ms) was slower than "
                                    f"the cached eager baseline ({t.median_ms:.4g} ms): the cached one is used")
-            elif t is not None and stale:
+            elif t is not None and eager_stale:
                 t = None  # measured under the same conditions as the stale eager entry
             if t is None and kind == "compile" and cfg.defer_compile:
                 v.notes.append(DEFERRED_NOTE)  # the worker measures it after the verdict (`prefetch`)
