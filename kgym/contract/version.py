@@ -76,8 +76,11 @@ from pathlib import Path
 # scaled initialiser bounds folded the epilogue's scale into the call).
 # (still 16) the verifier fills a mutable VerdictDraft (parent/verdict_draft.py) and returns it as the
 # frozen contract Verdict (issue 32): the same steps, the same first-gate rule, no verdict changed.
+# (still 16) VerifyConfig moved to the torch-free kgym/verify/config.py, its fields declared with
+# kgym.settings.option (docs, bounds) so a job's [verify] table is checked by the loader (issue 32):
+# the same fields, defaults and checks, no verdict changed: the fingerprint only.
 VERIFIER_VERSION = "kgym-verify-16"
-VERIFIER_SOURCE_FINGERPRINT = "b8d1a09ddc8e74c4"
+VERIFIER_SOURCE_FINGERPRINT = "b2c7eb8955b48b1d"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
