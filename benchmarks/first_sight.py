@@ -52,8 +52,8 @@ def run_mode(mode: str, tasks, gpu: bool, gap: float, spares: int, compile_on_cp
     import ray
 
     from kgym.contract import EvalRequest
+    from kgym.farm.baseline_prefetch import BaselineRequest
     from ray_cluster import PoolConfig, VerifierPool, WorkerConfig
-    from ray_cluster.prefetch import BaselineRequest
 
     prefetch, defer = MODES[mode]
     verify = {} if gpu else dict(CPU_VERIFY, measure_compile=compile_on_cpu)

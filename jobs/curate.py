@@ -25,6 +25,7 @@ from typing import Any
 from jobs.job_cli import job_main, parser
 from jobs.sections import (
     option,
+    partial,
     section,
 )
 from kgym.contract import EvalRequest, Verdict
@@ -32,6 +33,7 @@ from kgym.curation import CurateConfig, CurationResult, Drop, LocalBackend, cura
 from kgym.curation.verification import OnResult
 from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
 from kgym.sink_config import MetricsConfig, RecordsConfig
+from kgym.verify.config import VerifyConfig
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class CurateJobConfig:
     records: RecordsConfig = section(RecordsConfig, "where the verdicts go (the resume key is run_id)",
                                       run_id="curate", job_id="curate")
     farm: PoolConfig = section(PoolConfig, "the verifier workers (backend = farm)")
-    verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every request", factory=dict)
+    verify: dict[str, Any] = partial(VerifyConfig, "the verifier's settings for every request; a key "
+                                     "left out: the verifier's default")
     metrics: MetricsConfig = section(MetricsConfig, "the Prometheus exporter (backend = farm)")
     ray: RaySettings = section(RaySettings, "which Ray (backend = farm)")
 

@@ -30,6 +30,7 @@ from typing import Any
 from jobs.job_cli import job_main, parser, toml_string
 from jobs.sections import (
     option,
+    partial,
     section,
 )
 from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
@@ -37,6 +38,7 @@ from kgym.kernelbench import Checkout, KernelBenchError, read_generations, resul
 from kgym.kernelbench.multisample import multi_sample
 from kgym.kernelbench.plan import HYBRID_LEVELS, make_plan
 from kgym.sink_config import MetricsConfig, RecordsConfig
+from kgym.verify.config import VerifyConfig
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,8 @@ class EvalJobConfig:
     records: RecordsConfig = section(RecordsConfig, "where the rows go", out="out/eval", run_id="eval",
                                       job_id="eval")
     farm: PoolConfig = section(PoolConfig, "the verifier workers")
-    verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every answer", factory=dict)
+    verify: dict[str, Any] = partial(VerifyConfig, "the verifier's settings for every answer; a key "
+                                     "left out: the verifier's default")
     metrics: MetricsConfig = section(MetricsConfig, "the Prometheus exporter")
     ray: RaySettings = section(RaySettings, "which Ray")
 

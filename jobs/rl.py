@@ -479,7 +479,7 @@ class RLController:
         while the engines generate, so the first submission of a task does not wait for them
         (docs/farm.md, "Baselines off the candidate's path"). Episodes verify with the task's own
         options (`EvalRequest.for_task(task, code)`), which is what `for_task` here prefetches."""
-        from ray_cluster.prefetch import BaselineRequest
+        from kgym.farm.baseline_prefetch import BaselineRequest
 
         if not self.config.baselines_off_path:
             return

@@ -35,6 +35,7 @@ from jobs.sections import (
     ConfigError,
     load_job_config,
     option,
+    partial,
     section,
 )
 from kgym.contract.names import FAMILIES
@@ -45,6 +46,7 @@ from kgym.rollout.sampling import SamplingConfig
 from kgym.sink_config import MetricsConfig, RecordsConfig
 from kgym.tasks.curriculum import HYBRID_FAMILIES, CurriculumConfig
 from kgym.training.learner_config import LearnerConfig
+from kgym.verify.config import VerifyConfig
 
 if TYPE_CHECKING:
     from jobs.rl_placement import Placement
@@ -171,7 +173,8 @@ class RLJobConfig:
     checkpoint: CheckpointSection = section(CheckpointSection, "checkpoints and resume")
     records: RecordsConfig = section(RecordsConfig, "where the rows go", run_id="rl", job_id="rl")
     farm: PoolConfig = section(PoolConfig, "the verifier workers")
-    verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every verification", factory=dict)
+    verify: dict[str, Any] = partial(VerifyConfig, "the verifier's settings for every verification; a key "
+                                     "left out: the verifier's default")
     baselines_off_path: bool = option(False, "tell the farm each step's tasks ahead (prefetch) and, with the eager "
                                       "reward, defer torch.compile; off by default: on an H200 it gave failed "
                                       "verdicts to honest reference solutions (docs/farm.md)")

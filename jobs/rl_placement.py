@@ -38,7 +38,7 @@ idle (the engine waiting on the farm, the learner's host work), not max(generati
 `ConfigError` saying what does not fit and what to set, so the job never waits on resources the
 cluster cannot give (issue: a farm taking every GPU left the learner's `ray.get` waiting forever).
 Does not start actors (`jobs/rl.py` does, with `Placement`'s shares) and does not place workers on
-nodes (`ray_cluster/placement.py`).
+nodes (`kgym/farm/placement.py`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ each section its component's own config:
     [records]  kgym.sink_config.RecordsConfig: where the job's rows go
     [metrics]  kgym.sink_config.MetricsConfig: the record sink's Prometheus exporter
     [farm]     kgym.farm_config.PoolConfig: the verifier workers (and each one's WorkerConfig keys)
-    [verify]   kgym.verify.VerifyConfig fields for every verification (checked by check_verify_table)
+    [verify]   some of kgym.verify.config.VerifyConfig's settings for every verification
+               (`kgym.settings.partial`: only the keys given are handed on)
     [ray]      kgym.farm_config.RaySettings: which Ray
 
 as every other section of a job is (`[learner]` is `kgym.training.learner_config.LearnerConfig`,
@@ -26,9 +27,10 @@ from kgym.settings import (
     option,
     override,
     parse_literal,
+    partial,
     section,
 )
 from kgym.settings import load_config as load_job_config
 
 __all__ = ["ConfigError", "apply_overrides", "build", "describe", "load_job_config", "option", "override",
-           "parse_literal", "section"]
+           "parse_literal", "partial", "section"]

@@ -7,7 +7,7 @@
     run_id = "example"
     [farm]                                        # workers, max_in_flight, max_attempts, spares, quiet_mode, ...
     workers = 2
-    [verify]                                      # kgym.verify.VerifyConfig fields for every row
+    [verify]                                      # kgym.verify.config.VerifyConfig settings, as given
     timed_runs = 5
     [metrics]                                     # port (0: any free one), targets_file
     port = 0
@@ -32,10 +32,12 @@ from jobs.sections import (
     build,
     load_job_config,
     option,
+    partial,
     section,
 )
 from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
 from kgym.sink_config import MetricsConfig, RecordsConfig
+from kgym.verify.config import VerifyConfig
 
 __all__ = ["ConfigError", "VerifyJobConfig", "load_config", "parse_config"]
 
@@ -46,7 +48,8 @@ class VerifyJobConfig:
     size: str = option("full", "size of task rows that do not name one", choices=("tiny", "small", "full"))
     records: RecordsConfig = section(RecordsConfig, "where the rows go", run_id="verify", job_id="verify")
     farm: PoolConfig = section(PoolConfig, "the verifier workers")
-    verify: dict[str, Any] = option(doc="kgym.verify.VerifyConfig fields for every row", factory=dict)
+    verify: dict[str, Any] = partial(VerifyConfig, "the verifier's settings for every row; a key "
+                                     "left out: the verifier's default")
     metrics: MetricsConfig = section(MetricsConfig, "the Prometheus exporter")
     ray: RaySettings = section(RaySettings, "which Ray")
 

@@ -1,6 +1,6 @@
 """The farm's settings: `PoolConfig` (a job's `[farm]`), the `WorkerConfig` each verifier worker gets
 (its keys sit in `[farm]` too), `RaySettings` (`[ray]`: which Ray), and the rules that join them to
-the rest of a job: the `[verify]` table the workers get (`verify_table`, `farm_verify`) and where a
+the rest of a job: the `[verify]` table the workers get (`check_verify_table`, `farm_verify`) and where a
 worker's verifier runs (`gpu_workers`, `WorkerConfig.resolved_device`).
 
 Plain data: the farm's actors (`ray_cluster/`) read these, the jobs' configs are made of them
@@ -16,10 +16,10 @@ worker one GPU, and the worker's "auto" device is `cuda:0` exactly when Ray gave
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from kgym.settings import ConfigError, internal, option, refuse_unknown, section
+from kgym.settings import check_partial, internal, option, section
 
 if TYPE_CHECKING:
     from kgym.reward import RewardConfig
@@ -60,8 +60,8 @@ class WorkerConfig:
     device: str = internal("auto", "auto: cuda:0 when Ray gave this actor a GPU, else cpu (resolved_device)")
     case_secret: bytes | None = internal(None, "one secret for the whole pool, so a retry sees the same cases "
                                          "(the farm service draws it)")
-    verify: dict[str, Any] = internal(doc="kgym.verify.VerifyConfig fields: the job's [verify] table",
-                                      factory=dict)
+    verify: dict[str, Any] = internal(doc="kgym.verify.config.VerifyConfig settings: the job's [verify] table "
+                                      "(the keys it gives)", factory=dict)
     max_consecutive_errors: int = internal(2, "kgym errors in a row after which the worker reports itself "
                                            "unhealthy")
 
@@ -183,17 +183,13 @@ def gpu_workers(use_gpus: bool | None, cluster_has_gpu: bool) -> bool:
     return cluster_has_gpu if use_gpus is None else use_gpus
 
 
-def check_verify_table(verify: Mapping[str, Any], where: str = "[verify]") -> None:
-    """`[verify]` holds `kgym.verify.VerifyConfig` fields (device excluded: the worker picks it); only
+def check_verify_table(verify: Mapping[str, Any], where: str = "verify") -> None:
+    """`[verify]` holds `kgym.verify.config.VerifyConfig` settings (device excluded: the worker picks it),
+    checked as the loader checks them (`kgym.settings.check_partial`), for a config built in code; only
     the keys given are handed on (they are part of some requests' evaluation ids)."""
-    from kgym.verify import VerifyConfig  # imports torch: only when a job's config is checked
+    from kgym.verify.config import VerifyConfig
 
-    allowed = {f.name for f in fields(VerifyConfig)} - {"device"}
-    refuse_unknown(verify, allowed, where)
-    try:
-        VerifyConfig(**verify)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"{where}: {e}") from None
+    check_partial(VerifyConfig, verify, where)
 
 
 def farm_verify(verify: Mapping[str, Any], reward: RewardConfig, baselines_off_path: bool) -> dict[str, Any]:

@@ -13,15 +13,18 @@ bounds. The declarations:
   table instead (a pool's worker settings sit in `[farm]` beside the pool's own);
 - `internal(default, doc)`: a field of the component that is no setting: the job or the component
   sets it (the model path the RL job hands its learner, a per-farm secret). It is refused as a key and
-  left out of `--help-config`.
+  left out of `--help-config`;
+- `partial(cls, doc)`: a table of some of `cls`'s settings (`[verify]`: `VerifyConfig`'s), each key
+  checked as `cls` declares it and `cls`'s own checks run on them; the value is the dict of the keys
+  given, so a key left out stays `cls`'s default wherever the table is handed on (a farm's workers,
+  requests' overrides: the keys given are part of some evaluation ids).
 Loading a table: a key no setting has is refused, naming the key, where it was and the keys allowed
 there; a value of the wrong type is refused (an int is accepted for a float, a bool never for an int,
 a name for a `StrEnum`); a value outside its bounds or choices is refused; a required setting that is
 missing is refused; then the dataclass checks itself (`__post_init__`: a `ValueError` or `TypeError`
 is reported as a `ConfigError` naming the section). `--set a.b=v` overrides go through the same
 checks: the key path must exist, and `v` is read as a TOML literal (`4`, `true`, `"text"`, `[1, 2]`,
-`{a = 1}`); a value that is not one is taken as a bare string (`--set records.out=s3://b/runs`). A
-setting typed `dict` (`[verify]`) takes any key at load; its component checks them.
+`{a = 1}`); a value that is not one is taken as a bare string (`--set records.out=s3://b/runs`).
 `describe(cls)` prints every setting with its default, bounds and doc (`--help-config`).
 
 Imports neither torch nor Ray, and no component: a job's config module imports the sections it is made
@@ -72,6 +75,14 @@ def section(cls: type, doc: str, *, inline: bool = False, **defaults: Any) -> An
     `defaults` are this job's own defaults for some of its keys (a key the table leaves out takes them)."""
     return field(default_factory=lambda: build(cls, defaults, cls.__name__),  # an inline key's default too
                  metadata={"doc": doc, "section": True, "inline": inline, "defaults": defaults})
+
+
+def partial(cls: type, doc: str) -> Any:
+    """A table of some of the settings of `cls`, a flat config (no sections); its value is the dict of
+    the keys given, checked (`check_partial`)."""
+    if any(is_section(f) for f in fields(cls)):
+        raise TypeError(f"partial({cls.__name__}): a partial table takes a config without sections")
+    return field(default_factory=dict, metadata={"doc": doc, "partial": cls})
 
 
 def is_section(f: dataclasses.Field) -> bool:
@@ -202,6 +213,18 @@ def refuse_unknown(table: Mapping[str, Any], allowed: Iterable[str], where: str)
                           + f"; allowed: {', '.join(sorted(allowed))}")
 
 
+def check_partial(cls: type, table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The keys of `table` as `cls` takes them (unknown keys, types and bounds refused, then `cls`'s own
+    checks run on the keys given); the keys left out are not filled in."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where or 'config'}: expected a table, got {table!r}")
+    known = settings_of(cls)
+    refuse_unknown(table, known, f"[{where}]")
+    out = {k: check_value(known[k][1], hints(known[k][0])[k], v, where) for k, v in table.items()}
+    _construct(cls, dict(out), f"[{where}]")
+    return out
+
+
 def _kwargs(cls: type, data: Mapping[str, Any], where: str) -> dict[str, Any]:
     """`cls`'s constructor arguments from `data` (already refused for unknown keys), inline sections
     built from the same table."""
@@ -220,7 +243,9 @@ def _kwargs(cls: type, data: Mapping[str, Any], where: str) -> dict[str, Any]:
             if f.default is _MISSING and f.default_factory is _MISSING:
                 raise ConfigError(f"{key}: required ({f.metadata.get('doc', '')})")
             continue
-        if is_section(f):
+        if f.metadata.get("partial") is not None:
+            kwargs[f.name] = check_partial(f.metadata["partial"], data[f.name], key)
+        elif is_section(f):
             table = data[f.name]
             if isinstance(table, Mapping):
                 table = {**f.metadata["defaults"], **table}
@@ -280,7 +305,7 @@ def apply_overrides(cls: type, data: dict[str, Any], overrides: Iterable[str]) -
                     hint = hints(owner)[key]
                     if not (hint is dict or typing.get_origin(hint) in (dict, Mapping)):
                         raise ConfigError(f"--set {path}: {'.'.join(keys[:i + 1])} is a value, not a section")
-                    node_cls = None  # a free-form table ([verify]): its component checks the keys
+                    node_cls = None  # a partial table ([verify]): its keys are checked when it is built
             if last:
                 table[key] = parse_literal(text.strip())
             else:
@@ -317,7 +342,7 @@ def load_config(cls: type, path: str | Path | None = None, overrides: Iterable[s
         for item in reversed(overrides):  # the last --set of a key is the one that took effect
             key = item.partition("=")[0].strip()
             sect, _, name = key.rpartition(".")
-            # a plain key, or a key of a free-form table ([verify]): a bad value given on the command
+            # a plain key, or a key of a partial table ([verify]): a bad value given on the command
             # line names the --set that gave it, not the file
             if message.startswith((f"{key}: ", f"[{sect}]: {name} ")):
                 raise ConfigError(f"--set {item}: {message}") from None
@@ -351,6 +376,10 @@ def describe(cls: type, prefix: str = "", defaults: Mapping[str, Any] | None = N
         if is_section(f):
             lines.append(f"[{key}]  {f.metadata.get('doc', '')}")
             lines.append(describe(hint_of[f.name], key + ".", f.metadata.get("defaults")))
+            continue
+        if f.metadata.get("partial") is not None:  # a key left out is the component's default, shown here
+            lines.append(f"[{key}]  {f.metadata.get('doc', '')}")
+            lines.append(describe(f.metadata["partial"], key + "."))
             continue
         bounds = [f"{op} {f.metadata[k]}" for k, op in (("ge", ">="), ("gt", ">"), ("le", "<="))
                   if f.metadata.get(k) is not None]

@@ -6,8 +6,10 @@ this cluster, `Alive` false once the GCS has declared it dead, which takes its h
 period times its failure threshold after a raylet stops answering). `ClusterWatch.poll()` keeps the
 last view and reports the difference, so the farm service (`service.py`) can start workers on a
 node that appeared and drop the workers of one that left. Reading the table is one GCS call; the
-service does it every `PoolConfig.watch_interval_s` and again whenever a worker is lost. Does not
-place workers (`placement.py`) or ask the autoscaler for nodes (`autoscale.py`).
+service does it every `PoolConfig.watch_interval_s` and again whenever a worker is lost.
+`cluster_plan(config)` answers, before a farm starts, how many workers (on GPUs or not) the
+connected cluster gives it now. Does not place workers (the rules are `kgym.farm.placement`'s, over
+the `NodeView`s read here) or ask the autoscaler for nodes (`autoscale.py`).
 """
 
 from __future__ import annotations
@@ -16,18 +18,8 @@ from dataclasses import dataclass, field
 
 import ray
 
-
-@dataclass(frozen=True)
-class NodeView:
-    node_id: str  # hex, as Ray's NodeAffinitySchedulingStrategy takes it
-    address: str  # NodeManagerAddress
-    gpus: float
-    cpus: float
-    is_head: bool = False
-
-    @property
-    def short(self) -> str:
-        return self.node_id[:8]
+from kgym.farm.placement import NodeView, decide_gpu, plan
+from kgym.farm_config import PoolConfig
 
 
 def live_nodes() -> dict[str, NodeView]:
@@ -65,3 +57,13 @@ class ClusterWatch:
 
     def alive(self, node_id: str) -> bool:
         return node_id in self.nodes
+
+
+def cluster_plan(config: PoolConfig) -> tuple[int, bool]:
+    """(workers the farm would place now, GPU workers?) for the connected cluster. Raises ValueError
+    when GPU workers are asked for and no live node has a GPU."""
+    nodes = live_nodes()
+    gpu = decide_gpu(config.use_gpus, nodes)
+    targets = plan(nodes, {}, gpu=gpu, cpus_per_worker=config.cpus_per_worker, ceiling=config.ceiling,
+                   gpus_per_worker=config.gpus_per_worker)
+    return sum(targets.values()), gpu

@@ -29,8 +29,11 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from kgym.contract import EvalRequest, EvalResult
-from ray_cluster.pool_config import PoolConfig, PoolStats, cluster_plan
-from ray_cluster.service import FarmService, give_up_result
+from kgym.farm.ledger import give_up_result
+from kgym.farm.pool_stats import PoolStats
+from kgym.farm_config import PoolConfig
+from ray_cluster.cluster_watch import cluster_plan
+from ray_cluster.service import FarmService
 from ray_cluster.worker import WorkerHealth
 
 __all__ = ["PoolConfig", "PoolStats", "VerifierPool", "cluster_plan", "give_up_result"]
@@ -120,7 +123,7 @@ class VerifierPool:
         return self.handle.submit.remote(request)
 
     def prefetch(self, items: Iterable[Any]) -> int:
-        """Tell the farm what comes next: `BaselineRequest`s (`ray_cluster.prefetch`) or
+        """Tell the farm what comes next: `BaselineRequest`s (`kgym.farm.baseline_prefetch`) or
         `EvalRequest`s whose baselines the workers measure ahead, while idle (docs/farm.md,
         "Baselines off the candidate's path"). Returns how many items were newly queued."""
         return ray.get(self.handle.prefetch.remote(list(items)))

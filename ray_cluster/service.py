@@ -5,18 +5,21 @@ Covers placing workers (one per GPU with `num_gpus=1`, each pinned to its node; 
 where the cluster has no GPU), following the cluster as nodes join and leave, feeding the workers
 from one queue with a bounded number of calls in flight per worker (backpressure: the rest wait in
 the queue, retries first), asking the autoscaler for more while work queues, and the farm's failure
-handling:
+handling. The rules on plain values are the library's, without Ray (`kgym.farm`): the queue, the
+retries, exactly-once keeping and who gets the next call are `ledger.EvalLedger`'s, where workers go
+`placement`'s, when to ask the autoscaler `resource_ask.ResourceAsk`'s; this actor holds the workers
+and the clock, and makes the calls those decide.
 
 - a worker that dies (`RayActorError`), stops answering within `call_timeout_s`, fails to start
   within `start_timeout_s` or fails its health probe is killed and replaced by a fresh one; its
   calls in flight go back to the front of the queue;
 - a reply whose verdict carries `error` (a failure of kgym, not of the kernel), or an exception out
   of the worker's method, is retried, up to `max_attempts` calls per evaluation; after that the
-  result has outcome "error" (`give_up_result`);
+  result has outcome "error" (`kgym.farm.ledger.give_up_result`);
 - a kernel's verdict (timeout and crash included) is never retried;
 - a node that leaves (its raylet stopped, the GCS declares it dead) takes its workers with it: they
   are dropped, not replaced there, and their calls go back to the queue as a dead worker's do; a
-  node that joins gets one worker per GPU (`placement.py`), up to `max_workers`;
+  node that joins gets one worker per GPU (`kgym.farm.placement`), up to `max_workers`;
 - a node whose workers fail their health probe `bad_node_failures` times is marked bad: its
   workers are dropped and it gets none for the rest of this service's life;
 - queued work with no worker at all for `start_timeout_s` (every node gone or bad) is given up.
@@ -33,9 +36,9 @@ service. `drain()` waits until the sink holds every result sent so far.
 Order of events for one call: queued -> dispatched to the least-loaded worker with room -> the
 reply is awaited by its own task -> on success the result is emitted (kept, callers woken, sent to
 the sink) and the queue is served again; a monitor task checks deadlines and probes every `tick_s`,
-updates the autoscaler ask (`autoscale.py`), and every `watch_interval_s` reads the cluster's nodes
-(`cluster_watch.py`) and drops or places workers to match. A lost worker triggers the same read
-at once, so a worker of a dead node is not started again there.
+updates the autoscaler ask (`ResourceAsk`, through `autoscale.py`), and every `watch_interval_s`
+reads the cluster's nodes (`cluster_watch.py`) and drops or places workers to match. A lost worker
+triggers the same read at once, so a worker of a dead node is not started again there.
 Every method runs on the actor's one event loop (one concurrency group), so no state is shared
 across threads. Does not build requests, score verdicts or know who submits (a batch job's client
 in `pool.py`, an episode's `FarmEvaluator` in `farm_evaluator.py`).
@@ -55,20 +58,17 @@ import ray
 from ray.exceptions import RayActorError, RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from kgym.contract import EvalRequest, EvalResult, Verdict, WorkerReply
-from ray_cluster.autoscale import ResourceAsk
+from kgym.contract import EvalRequest, EvalResult, WorkerReply
+from kgym.farm.ledger import Call, EvalLedger, give_up_result
+from kgym.farm.placement import NodeHealth, decide_gpu, plan
+from kgym.farm.pool_stats import PoolStats
+from kgym.farm.resource_ask import ResourceAsk
+from kgym.farm_config import PoolConfig
+from ray_cluster.autoscale import request_resources
 from ray_cluster.cluster_watch import ClusterWatch
-from ray_cluster.placement import NodeHealth, decide_gpu, plan
-from ray_cluster.pool_config import PoolConfig, PoolStats
 from ray_cluster.worker import VerifierWorker, WorkerHealth
 
-
-@dataclass
-class _Call:
-    request: EvalRequest
-    attempt: int = 0  # calls made so far (1 after the first dispatch)
-    submitted: float = 0.0  # monotonic time of the latest dispatch
-    errors: list[str] = field(default_factory=list)
+__all__ = ["FarmService", "give_up_result"]
 
 
 @dataclass
@@ -77,7 +77,7 @@ class _Slot:
     worker_id: str
     actor: Any
     node_id: str
-    inflight: dict[Any, _Call] = field(default_factory=dict)  # ObjectRef -> call, in dispatch order
+    inflight: dict[Any, Call] = field(default_factory=dict)  # ObjectRef -> call, in dispatch order
     ready_ref: Any = None  # pending ready() call; None once the worker answered
     started: float = 0.0
     probe_ref: Any = None
@@ -85,14 +85,6 @@ class _Slot:
     last_probe: float = 0.0
     last_reply: float = 0.0  # when the worker last finished a call (or started)
     health: WorkerHealth | None = None
-
-
-def give_up_result(request: EvalRequest, attempts: int, errors: list[str], latency_s: float) -> EvalResult:
-    """The one result of an evaluation the farm could not complete: outcome "error", never a verdict."""
-    why = "; ".join(errors) or "the farm failed"
-    verdict = Verdict(error=f"farm gave up after {attempts} attempt(s): {why}"[:8000])
-    return EvalResult(request=request, verdict=verdict, worker=None, attempts=attempts, verify_s=None,
-                      latency_s=latency_s, farm_error=why)
 
 
 @ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)
@@ -109,13 +101,13 @@ class FarmService:
         self.gpu = decide_gpu(self.config.use_gpus, self._watch.nodes)
         self._health = NodeHealth(bad_after=self.config.bad_node_failures)
         bundle = {"CPU": self.config.cpus_per_worker, **({"GPU": 1} if self.gpu else {})}
-        self._ask = ResourceAsk(bundle=bundle, min_workers=self.config.floor, ceiling=self.config.ceiling,
-                                max_in_flight=self.config.max_in_flight, release_after_s=self.config.release_after_s)
+        self._ask = ResourceAsk(bundle=bundle, request=request_resources, min_workers=self.config.floor,
+                                ceiling=self.config.ceiling, max_in_flight=self.config.max_in_flight,
+                                release_after_s=self.config.release_after_s)
+        self._ledger = EvalLedger(max_attempts=self.config.max_attempts, max_in_flight=self.config.max_in_flight,
+                                  kept_results=self.config.kept_results, stats=self.stats)
         self._generation: collections.Counter[int] = collections.Counter()
         self._next_index = 0
-        self._queue: collections.deque[_Call] = collections.deque()
-        self._waiting: dict[str, asyncio.Future] = {}  # id -> its result, while queued or running
-        self._results: collections.OrderedDict[str, EvalResult] = collections.OrderedDict()  # LRU order
         self._tasks: set[asyncio.Task] = set()
         self._sink_writes: set[asyncio.Task] = set()
         self._rows_at_drain = 0
@@ -131,22 +123,14 @@ class FarmService:
     async def submit(self, request: EvalRequest) -> EvalResult:
         """The result of `request`'s evaluation id: verified once, however often it is submitted."""
         self._start()
-        eid = request.evaluation_id
-        done = self._results.get(eid)
+        done = self._ledger.kept(request.evaluation_id)
         if done is not None:
-            self._results.move_to_end(eid)
-            self.stats.duplicates += 1
             return done
         if self._closed:
             return give_up_result(request, 0, ["the farm is closed"], 0.0)
-        fut = self._waiting.get(eid)
-        if fut is None:
-            fut = asyncio.get_running_loop().create_future()
-            self._waiting[eid] = fut
-            self._queue.append(_Call(request))
+        fut, queued = self._ledger.wait(request)
+        if queued:
             self._dispatch()
-        else:
-            self.stats.duplicates += 1
         # shield: one caller that gives up (a cancelled Ray task) must not cancel the others' wait
         return await asyncio.shield(fut)
 
@@ -169,11 +153,11 @@ class FarmService:
         return self._ask.asked
 
     async def prefetch(self, items: list[Any]) -> int:
-        """Tell the farm which tasks come next (`prefetch.BaselineRequest`s, or `EvalRequest`s): their
-        baselines are measured ahead, while workers are idle, by one worker per node (the baseline
-        cache is per node and GPU model), spread over each node's workers. Returns how many items
-        were newly queued at workers."""
-        from ray_cluster.prefetch import as_baseline_request
+        """Tell the farm which tasks come next (`BaselineRequest`s of `kgym.farm.baseline_prefetch`, or
+        `EvalRequest`s): their baselines are measured ahead, while workers are idle, by one worker per
+        node (the baseline cache is per node and GPU model), spread over each node's workers. Returns
+        how many items were newly queued at workers."""
+        from kgym.farm.baseline_prefetch import as_baseline_request
 
         self._start()
         requests = [as_baseline_request(x) for x in items]
@@ -211,7 +195,7 @@ class FarmService:
 
     async def pending(self) -> int:
         """Evaluation ids queued or running."""
-        return len(self._waiting)
+        return self._ledger.pending
 
     async def health(self, timeout_s: float | None = None) -> list[WorkerHealth]:
         """Probe every worker now (they answer even while they verify)."""
@@ -230,9 +214,8 @@ class FarmService:
         """Kill the workers; callers still waiting get a give-up result (outcome error, sent to the
         sink too, so the next run retries them); waits for the sink's writes."""
         self._closed = True
-        for call in list(self._queue):
+        for call in self._ledger.take_queued():
             self._emit(give_up_result(call.request, call.attempt, call.errors + ["the farm closed"], 0.0))
-        self._queue.clear()
         for slot in self._slots.values():
             for call in slot.inflight.values():
                 self._emit(give_up_result(call.request, call.attempt, call.errors + ["the farm closed"], 0.0))
@@ -358,22 +341,18 @@ class FarmService:
                     self._task(self._watch_ready(slot))
 
     def _dispatch(self) -> None:
-        # Least-loaded first, so work spreads over all workers before any gets a second call.
-        for slot in sorted(self._ordered(), key=lambda s: len(s.inflight)):
-            while self._queue and len(slot.inflight) < self.config.max_in_flight:
-                call = self._queue.popleft()
-                call.attempt += 1
-                call.submitted = time.monotonic()
-                if not slot.inflight:
-                    slot.last_reply = call.submitted  # the worker's clock for this call starts now
-                ref = slot.actor.verify.remote(call.request)
-                slot.inflight[ref] = call
-                self.stats.submitted += 1
-                if call.attempt > 1:
-                    self.stats.retried += 1
-                self._task(self._await_call(slot, ref, call))
+        """Give queued calls to workers with room (the ledger decides who gets which)."""
+        slots = self._slots
+        loads = [(slot.index, len(slot.inflight)) for slot in self._ordered()]
+        for index, call in self._ledger.assign(loads, time.monotonic()):
+            slot = slots[index]
+            if not slot.inflight:
+                slot.last_reply = call.submitted  # the worker's clock for this call starts now
+            ref = slot.actor.verify.remote(call.request)
+            slot.inflight[ref] = call
+            self._task(self._await_call(slot, ref, call))
 
-    async def _await_call(self, slot: _Slot, ref: Any, call: _Call) -> None:
+    async def _await_call(self, slot: _Slot, ref: Any, call: Call) -> None:
         try:
             reply: WorkerReply = await ref
         except RayActorError as e:
@@ -394,39 +373,21 @@ class FarmService:
         now = time.monotonic()
         slot.last_reply = now
         if reply.farm_error is not None:
-            call.errors.append(f"{slot.worker_id}: {reply.farm_error[-500:]}")
             self._probe(slot)
-            if call.attempt < self.config.max_attempts:
-                self._queue.appendleft(call)
-                self._dispatch()
-                return
-            self.stats.gave_up += 1
-        self._emit(EvalResult(request=call.request, verdict=reply.verdict, worker=reply.worker,
-                              attempts=call.attempt, verify_s=reply.verify_s, latency_s=now - call.submitted,
-                              started_at=reply.started_at, finished_at=reply.finished_at,
-                              farm_error=None if reply.farm_error is None else "; ".join(call.errors)))
+        result = self._ledger.answered(call, reply, slot.worker_id, now)
+        if result is not None:  # else the farm's failure, queued again (retries first)
+            self._emit(result)
         self._dispatch()
 
-    def _retry_or_give_up(self, call: _Call) -> None:
-        if call.attempt < self.config.max_attempts:
-            self._queue.appendleft(call)
-            return
-        self.stats.gave_up += 1
-        self._emit(give_up_result(call.request, call.attempt, call.errors, time.monotonic() - call.submitted))
+    def _retry_or_give_up(self, call: Call) -> None:
+        result = self._ledger.retry_or_give_up(call, time.monotonic())
+        if result is not None:
+            self._emit(result)
 
     def _emit(self, result: EvalResult) -> None:
-        eid = result.evaluation_id
-        if eid in self._results:
-            self.stats.duplicates += 1
+        """Kept once (the ledger), callers woken, and sent to the sink."""
+        if not self._ledger.complete(result):
             return
-        self._results[eid] = result
-        while len(self._results) > self.config.kept_results:
-            self._results.popitem(last=False)
-            self.stats.forgotten += 1
-        self.stats.completed += 1
-        fut = self._waiting.pop(eid, None)
-        if fut is not None and not fut.done():
-            fut.set_result(result)
         if self.sink is not None:
             write = asyncio.get_running_loop().create_task(self._write(result))
             self._sink_writes.add(write)
@@ -445,7 +406,7 @@ class FarmService:
         """Queue depth (ids queued or running) and workers by state, to the sink when they change."""
         if self.sink is None:
             return
-        gauges = (len(self._waiting), tuple(sorted(self._worker_states().items())))
+        gauges = (self._ledger.pending, tuple(sorted(self._worker_states().items())))
         if force or gauges != self._gauges:
             self._gauges = gauges
             self.sink.set_queue_depth.remote(gauges[0])
@@ -496,7 +457,7 @@ class FarmService:
             self._check_deadlines()
             self._dispatch()
             if self.config.autoscale and not self._closed:
-                self._ask.update(queued=len(self._queue), pending=len(self._waiting), workers=len(self._slots))
+                self._ask.update(queued=self._ledger.queued, pending=self._ledger.pending, workers=len(self._slots))
             self._push_gauges()
 
     def _check_deadlines(self) -> None:
@@ -521,7 +482,7 @@ class FarmService:
 
     def _check_no_worker(self, now: float) -> None:
         """Queued work and no worker at all (every node gone or bad) for start_timeout_s: given up."""
-        if self._slots or not self._queue:
+        if self._slots or not self._ledger.queued:
             self._no_worker_since = None
             return
         if self._no_worker_since is None:
@@ -533,8 +494,7 @@ class FarmService:
         bad = "; ".join(f"{n[:8]}: {why}" for n, why in self._health.bad.items()) or "none"
         why = (f"no verifier worker for {self.config.start_timeout_s:g} s: the cluster has no usable {kind} node "
                f"(live nodes {len(self._watch.nodes)}, marked bad: {bad}); add {kind} nodes or check the autoscaler")
-        while self._queue:
-            call = self._queue.popleft()
+        for call in self._ledger.take_queued():
             self.stats.gave_up += 1
             self._emit(give_up_result(call.request, call.attempt, call.errors + [why], 0.0))
         self._no_worker_since = None

@@ -7,7 +7,7 @@ hidden cases are drawn from. `verify()` turns a request into a `WorkerReply` (th
 everything a candidate does is a verdict there, and only a failure of kgym itself sets its `error`.
 `health()` runs in its own concurrency group, so it answers while a verification is running: it
 checks that the device still computes right and that the sandbox is usable. `prefetch()` queues the
-baselines of upcoming tasks, which the worker's `Prefetcher` (`prefetch.py`) measures while no
+baselines of upcoming tasks, which the worker's `Prefetcher` (`kgym.farm.baseline_prefetch`) measures while no
 verification runs on its GPU, with the torch.compile figures verdicts deferred; their rows go to the
 run's RecordSink when the worker has one. Does not schedule, retry or replace anything (`pool.py`),
 and does not write records itself (`sink.py`).
@@ -63,7 +63,7 @@ class VerifierWorker:
         self.evaluations = 0
         self.consecutive_errors = 0
         self._busy_since: float | None = None
-        from ray_cluster.prefetch import Prefetcher
+        from kgym.farm.baseline_prefetch import Prefetcher
 
         emit = None if sink is None else (lambda rows: ray.get(sink.write_baselines.remote(rows), timeout=120))
         self.prefetcher = Prefetcher(self.verifier, self.info, emit)
@@ -97,7 +97,7 @@ class VerifierWorker:
 
     @ray.method(concurrency_group="prefetch")
     def baseline_stats(self) -> Any:
-        """The prefetcher's counters (`prefetch.PrefetchStats`)."""
+        """The prefetcher's counters (`kgym.farm.baseline_prefetch.PrefetchStats`)."""
         import dataclasses
 
         return dataclasses.replace(self.prefetcher.stats, failed=list(self.prefetcher.stats.failed),

@@ -16,11 +16,11 @@ import pytest
 import torch
 
 from kgym.contract import EvalRequest, WorkerInfo
+from kgym.farm.baseline_prefetch import BaselineRequest, Prefetcher
 from kgym.tasks import make
 from kgym.verify.parent import verifier as verifier_mod
 from kgym.verify.parent.baselines import BaselineCache, usable
 from kgym.verify.parent.verifier import DEFERRED_NOTE
-from ray_cluster.prefetch import BaselineRequest, Prefetcher
 
 
 def _task(seed: int):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from kgym.contract import EvalRequest, WorkerInfo
+from kgym.farm.baseline_prefetch import BaselineRequest, Prefetcher
 from kgym.tasks import make
 from kgym.verify import Verifier, VerifyConfig
-from ray_cluster.prefetch import BaselineRequest, Prefetcher
 
 pytestmark = pytest.mark.gpu
 

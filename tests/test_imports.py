@@ -6,6 +6,8 @@ out of `sys.modules`); nothing imports upward (`kgym.reward` never reaches `kgym
 subcommand modules never import `kgym.cli`); the module-level imports of `kgym` have no cycle; and
 every public module imports as the first import of a fresh process (the circular import that broke
 `from kgym.reward import RewardConfig` was invisible to tests that had imported something else first).
+The other side of the wall: every module of `ray_cluster/` imports Ray (Ray-free code belongs in the
+library, where it is tested without Ray), the package's lazy export table excepted.
 
 What it does not hold: imports made through `importlib` or `__import__` with a computed name (the
 library has none; the verifier's child imports the candidate's file by path, which is not a kgym
@@ -288,6 +290,32 @@ def test_no_cycles_counting_function_level_imports():
     two: cli with cli_eval and cli_tasks, tasks.task with tasks.prompts); only TYPE_CHECKING imports,
     which never run, may point back."""
     assert cycles(graph(levels=("module", "function"))) == []
+
+
+# --- ray_cluster/ holds Ray's side only (issue 32) ---------------------------------------------------------
+
+# ray_cluster modules that need not import Ray, and why.
+RAY_FREE_FARM_MODULES = {
+    "ray_cluster": "the package's lazy export table (PEP 562): `from ray_cluster import X` imports only X's module",
+}
+
+
+def test_every_farm_module_imports_ray():
+    """A module of `ray_cluster/` that imports no Ray when it is imported holds Ray-free code, which
+    belongs in the library (`kgym/farm`, `kgym/training`, `kgym/rollout`: the actors wrap it), where
+    it is tested without a Ray instance. The prefetcher, the placement rules, the autoscaler ask and
+    the farm's counters once lived here."""
+    farm = ROOT / "ray_cluster"
+    modules = {module_name(p): p for p in sorted(farm.rglob("*.py")) if "__pycache__" not in p.parts}
+    assert {"ray_cluster.service", "ray_cluster.worker"} <= set(modules)
+    bad = []
+    for name, path in modules.items():
+        found = imports_of(name, path, {})
+        if name not in RAY_FREE_FARM_MODULES and not any(_top(i.target) == "ray" and i.level == "module"
+                                                         for i in found):
+            bad.append(name)
+    assert not bad, f"{bad}: no module-level Ray import; move the code into kgym/ or list it with a reason"
+    assert set(RAY_FREE_FARM_MODULES) <= set(modules), "an exemption names a module that is gone"
 
 
 # --- the verifier's rooms (issue 29: one room per process; kgym/verify/__init__.py) ---------------------

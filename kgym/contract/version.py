@@ -79,8 +79,11 @@ from pathlib import Path
 # 17: a second red team by class (2026-12-07): a cached baseline is re-measured when a re-measure beside
 # the candidate is 1.5x faster by medians, whatever the spreads (`baselines.stale`): an entry whose spread
 # neared its median "agreed" with every faster re-measure and inflated every later speedup of its task.
+# (still 17) VerifyConfig moved to the torch-free kgym/verify/config.py, its fields declared with
+# kgym.settings.option (docs, bounds) so a job's [verify] table is checked by the loader (issue 32):
+# the same fields, defaults and checks, no verdict changed: the fingerprint only.
 VERIFIER_VERSION = "kgym-verify-17"
-VERIFIER_SOURCE_FINGERPRINT = "7498611ef6ef507a"
+VERIFIER_SOURCE_FINGERPRINT = "c1b3bb8f073ce3a3"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -15,7 +15,8 @@ One room per process (issue 29), so that a rule's home says which process runs i
   `kept_state.py`, `audit.py`, `outside.py`, `provenance.py`, `confine.py`) and `warmup_kernel.py`.
 - `policy/`: the static policy the parent runs on the candidate's source (`policy.py`, `free_names.py`).
 - this folder's top level, the shared ground both processes import: `accessors.py`, `bitwise.py`,
-  `wire.py` (the socket protocol), `shared.py` (lent buffers), `timing.py`, `precision.py`.
+  `wire.py` (the socket protocol), `shared.py` (lent buffers), `timing.py`, `precision.py`, and
+  `config.py` (`VerifyConfig`, torch-free: a job's `[verify]` table is its settings).
 
 Imports flow one way: parent -> candidate, policy, shared; candidate -> shared; policy -> shared;
 shared -> shared. Candidate code never imports parent code, at any level (`tests/test_imports.py`).
@@ -44,7 +45,7 @@ _PUBLIC = {
     "Verdict": "kgym.contract",
     "Reference": "kgym.verify.parent.reference", "ReferenceError": "kgym.verify.parent.reference",
     "load_reference": "kgym.verify.parent.reference",
-    "Verifier": "kgym.verify.parent.verifier", "VerifyConfig": "kgym.verify.parent.verifier",
+    "Verifier": "kgym.verify.parent.verifier", "VerifyConfig": "kgym.verify.config",
     "verify": "kgym.verify.parent.verifier",
 }
 
@@ -53,8 +54,9 @@ __all__ = ["GATES", "CaseResult", "Reference", "ReferenceError", "Timing", "Verd
 
 if TYPE_CHECKING:  # for type checkers and readers: the names the package gives
     from kgym.contract import GATES, CaseResult, Timing, Verdict
+    from kgym.verify.config import VerifyConfig
     from kgym.verify.parent.reference import Reference, ReferenceError, load_reference
-    from kgym.verify.parent.verifier import Verifier, VerifyConfig, verify
+    from kgym.verify.parent.verifier import Verifier, verify
 
 
 def __getattr__(name: str):

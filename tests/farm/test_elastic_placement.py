@@ -1,17 +1,16 @@
-"""The elastic farm's rules without a cluster: `PoolConfig`'s worker bounds (bad values refused with
-a message naming the field and the fix), `placement.plan` (one worker per GPU, spread across nodes
-under a ceiling, live workers never moved, bad nodes left out), `NodeHealth` (a node marked bad
-after N health failures, once), and `ResourceAsk`'s arithmetic of how many workers to ask for."""
+"""The elastic farm's rules without a cluster (and without Ray: they are `kgym.farm`'s):
+`PoolConfig`'s worker bounds (bad values refused with a message naming the field and the fix),
+`placement.plan` (one worker per GPU, spread across nodes under a ceiling, live workers never moved,
+bad nodes left out), `NodeHealth` (a node marked bad after N health failures, once), and
+`ResourceAsk`'s arithmetic of how many workers to ask for, when, and when the ask is released."""
 
 from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("ray")
-from ray_cluster.autoscale import ResourceAsk  # noqa: E402
-from ray_cluster.cluster_watch import NodeView  # noqa: E402
-from ray_cluster.placement import NodeHealth, capacity, decide_gpu, plan  # noqa: E402
-from ray_cluster.pool_config import PoolConfig  # noqa: E402
+from kgym.farm.placement import NodeHealth, NodeView, capacity, decide_gpu, plan
+from kgym.farm.resource_ask import ResourceAsk
+from kgym.farm_config import PoolConfig
 
 
 def _nodes(*specs: tuple[str, float, float]) -> dict[str, NodeView]:
@@ -79,10 +78,46 @@ def test_node_health_marks_a_node_bad_once():
     assert h.failure("n1", "again") is False  # marked once
 
 
+def _refuse(bundles):
+    raise AssertionError("no ask expected")
+
+
 def test_resource_ask_arithmetic():
-    ask = ResourceAsk(bundle={"CPU": 1, "GPU": 1}, min_workers=0, ceiling=8, max_in_flight=2, release_after_s=5)
+    ask = ResourceAsk(bundle={"CPU": 1, "GPU": 1}, request=_refuse, min_workers=0, ceiling=8, max_in_flight=2,
+                      release_after_s=5)
     assert ask.want(queued=0, workers=2) == 2
     assert ask.want(queued=4, workers=2) == 4  # two more workers' worth waits
     assert ask.want(queued=5, workers=2) == 5
     assert ask.want(queued=100, workers=2) == 8  # the ceiling
-    assert ResourceAsk(bundle={}, min_workers=3, ceiling=None, max_in_flight=2, release_after_s=5).want(0, 1) == 3
+    assert ResourceAsk(bundle={}, request=_refuse, min_workers=3, ceiling=None, max_in_flight=2,
+                       release_after_s=5).want(0, 1) == 3
+
+
+def test_resource_ask_grows_while_work_queues_and_is_released_when_idle():
+    asks: list[list[dict[str, float]]] = []
+    ask = ResourceAsk(bundle={"CPU": 1, "GPU": 1}, request=asks.append, min_workers=1, ceiling=8, max_in_flight=2,
+                      release_after_s=5)
+    ask.update(queued=4, pending=6, workers=2, now=0.0)
+    assert ask.asked == 4 and asks[-1] == [{"CPU": 1, "GPU": 1}] * 4
+    ask.update(queued=1, pending=3, workers=4, now=1.0)  # wants 5: more than asked, so asked
+    ask.update(queued=1, pending=3, workers=2, now=2.0)  # wants 3: never fewer while work queues
+    assert ask.history == [4, 5]
+    ask.update(queued=0, pending=2, workers=5, now=3.0)  # running, not queued: the ask stands
+    ask.update(queued=0, pending=0, workers=5, now=4.0)  # idle from here
+    ask.update(queued=0, pending=0, workers=5, now=8.9)
+    assert ask.history == [4, 5]
+    ask.update(queued=0, pending=0, workers=5, now=9.0)  # idle for release_after_s: back to min_workers
+    assert ask.history == [4, 5, 1] and len(asks[-1]) == 1
+    ask.release()
+    assert ask.history == [4, 5, 1, 0] and asks[-1] == []
+
+
+def test_a_failed_ask_leaves_the_ask_as_it_was():
+    def request_resources(bundles):
+        raise RuntimeError("autoscaler down")
+
+    ask = ResourceAsk(bundle={"CPU": 1}, request=request_resources, min_workers=0, ceiling=None, max_in_flight=1,
+                      release_after_s=5)
+    ask.update(queued=3, pending=3, workers=0, now=0.0)
+    assert ask.asked == 0 and ask.history == []
+    assert ask.errors == ["request_resources(3 bundles): RuntimeError: autoscaler down"]

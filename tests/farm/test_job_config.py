@@ -64,7 +64,8 @@ def test_unknown_keys_in_the_file_name_where_and_what_is_allowed(tmp_path):
 @pytest.mark.parametrize("job", JOBS, ids=lambda c: c.__name__)
 def test_every_field_of_every_job_is_documented(job):
     """Every field has a doc; every setting (not the internal fields, which code sets) is listed by
-    --help-config under its key (an inline section's keys under its parent's)."""
+    --help-config under its key (an inline section's keys under its parent's, a partial table's under
+    the table)."""
     text = describe(job)
 
     def walk(cls, prefix=""):
@@ -72,6 +73,8 @@ def test_every_field_of_every_job_is_documented(job):
             assert f.metadata.get("doc"), f"{cls.__name__}.{f.name} has no doc"
             if f.metadata.get("section"):
                 walk(f.default_factory().__class__, prefix if f.metadata.get("inline") else prefix + f.name + ".")
+            elif f.metadata.get("partial"):  # [verify]: the component's keys, each listed under the table
+                walk(f.metadata["partial"], prefix + f.name + ".")
             elif f.metadata.get("internal"):
                 assert f"{prefix}{f.name} = " not in text
             else:

@@ -10,11 +10,11 @@ import tempfile
 import pytest
 
 from kgym.contract import EvalRequest
+from kgym.farm.baseline_prefetch import BaselineRequest
 from kgym.records import load
 from kgym.records.baseline_table import load_baselines
 from kgym.verify.parent.verifier import DEFERRED_NOTE
 from ray_cluster import PoolConfig, RecordsConfig, RecordSink, SinkConfig, VerifierPool, WorkerConfig
-from ray_cluster.prefetch import BaselineRequest
 
 from farm_helpers import QUICK, relu_task
 

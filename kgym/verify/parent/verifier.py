@@ -32,6 +32,7 @@ from kgym.verify.bitwise import same as _same
 from kgym.verify.candidate.guard import ConstructionRecorder
 from kgym.verify.candidate.launches import confirmed_on_device
 from kgym.verify.candidate.library import record_library_calls
+from kgym.verify.config import VerifyConfig
 from kgym.verify.parent import cases as cases_mod
 from kgym.verify.parent.baselines import (
     KINDS,
@@ -61,52 +62,6 @@ DEFERRED_NOTE = ("torch.compile baseline deferred: none is cached for this task,
                  "baseline is eager, so the verdict does not wait for it (a farm worker measures it after the "
                  "verdict and its figure joins the records; a one-shot `kgym verify` leaves it out: "
                  "--baseline joint measures it)")
-
-
-@dataclass(frozen=True)
-class VerifyConfig:
-    device: str = "auto"  # auto | cpu | cuda | cuda:N
-    hybrid: bool = False  # allow exactly one cuBLAS/cuDNN call in forward()
-    seed: int = 0  # public seed: the parameters of Model and ModelNew are drawn from it
-    timed_runs: int | None = None  # default: 100 on CUDA (30-100 for inputs over 640 MB), 10 on CPU
-    warmup_runs: int | None = None  # default: 5 on CUDA, 1 on CPU
-    guarded_fraction: float = 0.2  # unused since every timed run is guarded (kept for old configs)
-    max_remeasure: int = 2  # extra timing attempts while the variation is above the threshold
-    # default: on CUDA always, on CPU never (the interpreter's figure means nothing)
-    measure_compile: bool | None = None
-    timeout_s: float = 120.0  # per request to the candidate's process (load, one forward)
-    memory_limit_gb: float | None = None  # default: 32 GB on CUDA, 8 GB on CPU
-    static_policy: bool = True  # gate 1; switched off only to test the runtime tripwires alone
-    profile_forwards: bool = True  # run the correctness forwards under the profiler as well
-    tolerance: float | None = None  # the task's declared strict tolerance (None: by output dtype, cases.py)
-    # Where the reward's baseline is eager: a torch.compile baseline that is not cached is left out of
-    # the verdict (speedup_compile None, a note says so) instead of being measured on the candidate's
-    # path; the farm's worker measures it after the verdict. Leave False for compile or joint rewards.
-    defer_compile: bool = False
-
-    def __post_init__(self) -> None:
-        # A bad number here would come back as a verdict against the candidate (a negative timeout as its
-        # TIMEOUT, negative runs as its malformed timings) or be replaced silently (0 runs as the default).
-        for name, value, low in (("timed_runs", self.timed_runs, 1), ("warmup_runs", self.warmup_runs, 0),
-                                 ("max_remeasure", self.max_remeasure, 0)):
-            if value is not None and value < low:
-                raise ValueError(f"{name} {value}: must be at least {low}")
-        for name, value in (("timeout_s", self.timeout_s), ("memory_limit_gb", self.memory_limit_gb)):
-            if value is not None and not value > 0:
-                raise ValueError(f"{name} {value}: must be a positive number")
-
-    def resolved_device(self) -> torch.device:
-        if self.device == "auto":
-            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        try:
-            dev = torch.device(self.device)
-        except RuntimeError:
-            raise ValueError(f"unsupported device {self.device!r}: use auto, cpu or cuda[:N]") from None
-        if dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError("--device cuda asked for, but torch sees no CUDA device")
-        if dev.type not in ("cpu", "cuda"):
-            raise ValueError(f"unsupported device {self.device!r}: use auto, cpu or cuda")
-        return dev
 
 
 class Verifier:

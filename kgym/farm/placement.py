@@ -1,5 +1,7 @@
 """Where verifier workers go: one per GPU, spread across nodes, never on a node marked bad.
 
+- `NodeView`: what placement knows of a node (its id, address, GPUs and CPUs); the Ray farm reads
+  the live ones from the cluster (`ray_cluster/cluster_watch.py`).
 - `capacity(node)`: workers a node can hold: one per GPU (each worker takes `num_gpus=1`, or
   `gpus_per_worker` when workers share GPUs with other actors, and
   `cpus_per_worker` CPUs), or one per `cpus_per_worker` CPUs when the farm runs on CPUs.
@@ -11,8 +13,9 @@
   `plan` gives it none for the rest of that service's life. A worker killed or lost with its node
   is not a health failure.
 
-Plain functions over `NodeView`s (`cluster_watch.py`); the service pins each worker to the node
-chosen here with Ray's `NodeAffinitySchedulingStrategy(node_id, soft=False)`. Does not start actors.
+Plain functions over `NodeView`s, without Ray; the farm service (`ray_cluster/service.py`) pins each
+worker to the node chosen here with Ray's `NodeAffinitySchedulingStrategy(node_id, soft=False)`.
+Does not read the cluster or start actors.
 """
 
 from __future__ import annotations
@@ -22,7 +25,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kgym.farm_config import gpu_workers
-from ray_cluster.cluster_watch import NodeView
+
+
+@dataclass(frozen=True)
+class NodeView:
+    node_id: str  # hex, as Ray's NodeAffinitySchedulingStrategy takes it
+    address: str  # NodeManagerAddress
+    gpus: float
+    cpus: float
+    is_head: bool = False
+
+    @property
+    def short(self) -> str:
+        return self.node_id[:8]
 
 
 def decide_gpu(use_gpus: bool | None, nodes: Mapping[str, NodeView]) -> bool:

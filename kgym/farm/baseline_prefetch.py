@@ -25,7 +25,9 @@ Order of events on one worker (one GPU):
    compile figures, which start only after `deferred_grace_s` of idle time. So nothing it
    measures overlaps a candidate's timed block, or any other part of a verification, on that GPU.
 4. Rows go to `emit` from the same thread, off every candidate's path.
-Does not choose workers (`service.py`) or write records (`sink.py`).
+Plain threads, without Ray: the worker actor (`ray_cluster/worker.py`) builds one over its verifier
+and hands it an `emit` that sends rows to its RecordSink. Does not choose workers
+(`ray_cluster/service.py`) or write records (`ray_cluster/sink.py`).
 """
 
 from __future__ import annotations

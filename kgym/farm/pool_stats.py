@@ -1,22 +1,18 @@
-"""The farm's counters, `PoolStats`, and `cluster_plan` (how many workers, on GPUs or not, the
-connected cluster gives now). Its settings, `PoolConfig`, are the library's (`kgym.farm_config`: a
-job's `[farm]`), imported here for the actors.
+"""The farm's counters, `PoolStats`: what the farm service did (calls, retries, give-ups, duplicate
+answers, forgotten results, workers replaced, added and dropped, nodes that joined, left or were
+marked bad, autoscaler asks, rows stored by the sink).
 
-Plain data shared by the service actor (`service.py`) and its driver-side client (`pool.py`). The
-worker count is elastic: the service follows the cluster (`cluster_watch.py`) and places one worker
-per GPU of every live, usable node (`placement.py`), between `min_workers` and `max_workers`; while
-work queues it asks the autoscaler for more (`autoscale.py`). `PoolConfig` checks its own bounds
-(a `ValueError` naming the field and the fix). Does not start anything; `cluster_plan` only reads
-the cluster's nodes.
+Plain data, without Ray: the service actor (`ray_cluster/service.py`) and its book of evaluations
+(`kgym.farm.ledger`) count into one, and the driver-side client (`ray_cluster/pool.py`) and the jobs
+read the copies it hands out. Its settings are `kgym.farm_config.PoolConfig`. Does not count anything
+itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kgym.farm_config import PoolConfig
-
-__all__ = ["PoolConfig", "PoolStats", "cluster_plan"]
+__all__ = ["PoolStats"]
 
 
 @dataclass
@@ -40,15 +36,3 @@ class PoolStats:
     sink_rows: int = 0  # rows the RecordSink stored from this service's results
     sink_errors: list[str] = field(default_factory=list)  # failed writes to the sink
 
-
-def cluster_plan(config: PoolConfig) -> tuple[int, bool]:
-    """(workers the farm would place now, GPU workers?) for the connected cluster. Raises ValueError
-    when GPU workers are asked for and no live node has a GPU."""
-    from ray_cluster.cluster_watch import live_nodes
-    from ray_cluster.placement import decide_gpu, plan
-
-    nodes = live_nodes()
-    gpu = decide_gpu(config.use_gpus, nodes)
-    targets = plan(nodes, {}, gpu=gpu, cpus_per_worker=config.cpus_per_worker, ceiling=config.ceiling,
-                   gpus_per_worker=config.gpus_per_worker)
-    return sum(targets.values()), gpu
