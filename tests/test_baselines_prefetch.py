@@ -51,10 +51,19 @@ def test_a_prefetched_baseline_is_used_and_the_candidate_measures_none(verifier)
     measured = _prefetch_cached(verifier, task)
     assert [m.kind for m in measured] == ["eager"]  # compile is not measured on the CPU by default
     assert _prefetch(verifier, task) == []  # cached now: nothing to measure
-    v = _verify(verifier, task)
-    assert v.passed, (v.gate, v.reason)
+    expected = measured[0].timing.median_ms
+    for _ in range(3):
+        v = _verify(verifier, task)
+        assert v.passed, (v.gate, v.reason)
+        if v.timings["eager"].cached:
+            break
+        # Validated beside the candidate and found 1.5x slower than the re-measure (verifier 17: a
+        # prefetch on a loaded CPU can be): replaced by the faster full re-measure, which the next
+        # verification must find cached.
+        assert any("was slower than a re-measure" in n for n in v.notes), v.notes
+        expected = v.timings["eager"].median_ms
     eager = v.timings["eager"]
-    assert eager.cached and eager.median_ms == measured[0].timing.median_ms
+    assert eager.cached and eager.median_ms == expected
     assert v.stages_s["baselines_measured"] == 0.0
     # The timing stage's split: the parent's setup, draws and checks, the child's profiler
     parts = ("timing_setup", "timing_draws", "timing_checks", "timing_profile")

@@ -41,10 +41,18 @@ def test_prefetched_baselines_are_used_and_a_deferred_compile_figure_joins_the_r
         assert stats.measured == 2 and not stats.failed, stats
 
         first = list(pool.run([EvalRequest.for_task(t, t.solution) for t in ahead]))
+        remeasured = []  # seeds whose prefetched entry the verdict replaced (below)
         for r in first:
             v = r.verdict
             assert v.passed, (v.gate, v.reason)
-            assert v.timings["eager"].cached and v.stages_s["baselines_measured"] == 0.0
+            if v.timings["eager"].cached:
+                assert v.stages_s["baselines_measured"] == 0.0
+            else:
+                # The prefetched entry was found and validated beside the candidate, and on this loaded
+                # CPU came out 1.5x slower than the re-measure (verifier 17): re-measured and replaced.
+                # An entry never found would carry no such note.
+                assert any("was slower than a re-measure" in n for n in v.notes), v.notes
+                remeasured.append(r.request.seed)
 
         (late,) = pool.run([EvalRequest.for_task(deferred, deferred.solution, measure_compile=True,
                                                  defer_compile=True)])
@@ -52,15 +60,15 @@ def test_prefetched_baselines_are_used_and_a_deferred_compile_figure_joins_the_r
         assert v.passed and v.timings["compile"] is None and DEFERRED_NOTE in v.notes
         assert ray.get(actor.settle_baselines.remote(240))  # torch.compile on the CPU: ~13 s
         stats = ray.get(actor.baseline_stats.remote())
-        assert stats.measured == 3 and stats.rows == 4 and not stats.emit_errors, stats
+        assert stats.measured == 3 and stats.rows == 4 + len(remeasured) and not stats.emit_errors, stats
         pool.drain()
     ray.get(sink.close.remote())
 
     run = tmp_path / "records" / "r"
     table = load_baselines(run)
     got = sorted(zip(table["source"], table["kind"], table["verify_seed"]))
-    assert got == [("candidate", "eager", 303), ("deferred", "compile", 303), ("prefetch", "eager", 301),
-                   ("prefetch", "eager", 302)]
+    assert got == sorted([("candidate", "eager", 303), ("deferred", "compile", 303), ("prefetch", "eager", 301),
+                          ("prefetch", "eager", 302)] + [("candidate", "eager", seed) for seed in remeasured])
     stored = load(run, baselines=False)
     assert len(stored) == 3 and stored["compile_ms"].isna().all()  # the verdicts as they were given
     df = load(run).set_index("verify_seed")
