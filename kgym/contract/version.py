@@ -79,8 +79,12 @@ from pathlib import Path
 # 17: a second red team by class (2026-12-07): a cached baseline is re-measured when a re-measure beside
 # the candidate is 1.5x faster by medians, whatever the spreads (`baselines.stale`): an entry whose spread
 # neared its median "agreed" with every faster re-measure and inflated every later speedup of its task.
-VERIFIER_VERSION = "kgym-verify-17"
-VERIFIER_SOURCE_FINGERPRINT = "7498611ef6ef507a"
+# 18: a third red team by class (2026-12-07): no event that yields a frame (sys._getframe, and reading
+# tb_frame/gi_frame/cr_frame/ag_frame) is answered to the candidate through a stdlib module that hands
+# frames out: `traceback.walk_tb` on its own traceback gave forward() a frame, and through f_back the
+# harness's lists of per-run times, which it rewrote (policy off; reward 0.87 under 30 CPU timed runs).
+VERIFIER_VERSION = "kgym-verify-18"
+VERIFIER_SOURCE_FINGERPRINT = "9db08fea2834f084"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
