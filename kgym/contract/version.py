@@ -82,8 +82,12 @@ from pathlib import Path
 # (still 17) VerifyConfig moved to the torch-free kgym/verify/config.py, its fields declared with
 # kgym.settings.option (docs, bounds) so a job's [verify] table is checked by the loader (issue 32):
 # the same fields, defaults and checks, no verdict changed: the fingerprint only.
-VERIFIER_VERSION = "kgym-verify-17"
-VERIFIER_SOURCE_FINGERPRINT = "c1b3bb8f073ce3a3"
+# 18: a third red team by class (2026-12-07): no event that yields a frame (sys._getframe, and reading
+# tb_frame/gi_frame/cr_frame/ag_frame) is answered to the candidate through a stdlib module that hands
+# frames out: `traceback.walk_tb` on its own traceback gave forward() a frame, and through f_back the
+# harness's lists of per-run times, which it rewrote (policy off; reward 0.87 under 30 CPU timed runs).
+VERIFIER_VERSION = "kgym-verify-18"
+VERIFIER_SOURCE_FINGERPRINT = "05ba082defd87124"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

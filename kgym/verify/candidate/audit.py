@@ -59,6 +59,12 @@ _INTROSPECTION = ("sys._getframe", "object.__getattr__", "object.__setattr__", "
                   "exec", "compile")
 # stdlib modules that call sys._getframe only to read a name or a filename and hand no frame back.
 # Any other (inspect, traceback, logging.currentframe, ...) would hand the candidate a harness frame.
+# The same holds for every event that yields a frame, not only sys._getframe: reading a traceback's,
+# generator's, coroutine's or async generator's frame (`object.__getattr__` names the attribute). From
+# any frame, `f_back` and `f_locals` (no audit event) reach every harness frame on the stack and the
+# objects its locals hold (2026-12-07: `traceback.walk_tb` on a caught exception's traceback handed
+# forward() its own frame, and through f_back run_timed's lists of times, which it rewrote).
+_FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 _FRAME_READING_STDLIB = ("/warnings.py", "/typing.py", "/enum.py", "/collections/__init__.py",
                          "/dataclasses.py", "/abc.py", "/functools.py")
 _OPEN_DENY_DIRS = ("/proc", "/sys", "/dev")
@@ -68,6 +74,13 @@ _RUNTIME_IMPORT_PACKAGES = frozenset({"torch", "triton", "math", "typing", "__fu
 _INTERPRETER_FILE = os.path.join("runtime", "interpreter.py")
 # Methods that hand out a tensor's or storage's raw address (what numpy or ctypes need to read it).
 _ADDRESS_METHODS = ("data_ptr", "const_data_ptr", "mutable_data_ptr")
+
+
+def _yields_frame(event: str, args: tuple) -> bool:
+    """Does this introspection event hand its asker a frame object (see _FRAME_ATTRIBUTES)?"""
+    if event == "sys._getframe":
+        return True
+    return event == "object.__getattr__" and len(args) > 1 and type(args[1]) is str and args[1] in _FRAME_ATTRIBUTES
 # File names that name a string, not a module: code compiled under them runs in no module's name.
 _STRING_FILENAMES = frozenset({"<string>", "<unknown>", "<ast>", "<fstring>"})
 _ESCAPES_TENSOR = ("numpy", "tolist", "apply_", "map_", "map2_", "__array__", "__dlpack__")
@@ -190,7 +203,7 @@ class AuditTripwire:
             caller = _getframe(2).f_code.co_filename  # the frame that raised the event
             if caller.startswith((self._triton, self._kgym)):
                 return None
-            if self._is_stdlib(caller) and (event != "sys._getframe" or caller.endswith(_FRAME_READING_STDLIB)):
+            if self._is_stdlib(caller) and (not _yields_frame(event, args) or caller.endswith(_FRAME_READING_STDLIB)):
                 return None
             return f"{event} {str(args)[:120]}"
         return None
