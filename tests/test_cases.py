@@ -179,3 +179,54 @@ def test_within_on_a_gpu_passes_only_what_compare_passes():
     _within_fuzz("cuda")
     tiny = torch.full((1000,), 1e-39, device="cuda")
     assert not cases.within(tiny, tiny) and cases.compare(tiny, tiny).passed
+
+
+def _compare_fuzz(device: str, monkeypatch) -> None:
+    """`compare` (whose passing, all-finite verdicts come from `_compare_finite`) against
+    `_compare_chunks`, the chunk-by-chunk comparison it was before: the same Comparison, field for
+    field (pass, loose pass, largest errors, note), on outputs at the tolerance's edge, NaN and Inf
+    on either side, overflowing differences, every float dtype, a declared tolerance, several chunks."""
+    monkeypatch.setattr(cases, "CHUNK", 97)  # several chunks per output: the scale and maxima across them
+    gen = torch.Generator(device=device).manual_seed(1)
+    fast = 0
+    for trial in range(1400):
+        dtype = (torch.float32, torch.float16, torch.bfloat16, torch.float64)[trial % 4]
+        n = 1 + trial * 53 % 450
+        ref = ((torch.rand(n, generator=gen, dtype=torch.float64, device=device) - 0.5)
+               * 10.0 ** (trial % 8 - 4)).to(dtype)
+        tol = cases.tolerance_for(dtype)
+        out = ref.to(torch.float64).clone()
+        mode = trial // 4 % 7
+        noise = torch.rand(n, generator=gen, dtype=torch.float64, device=device)
+        if mode == 1:  # within about 1.1x the tolerance, either side of the edge
+            out = out + (noise - 0.5) * 2.2 * tol * (out.abs() + 1e-3)
+        elif mode == 2:
+            out[n // 2] = math.nan
+        elif mode == 3:
+            out[-1] = -math.inf
+        elif mode == 4:  # the reference's own NaN or Inf, reproduced or not
+            ref = ref.clone()
+            ref[0] = math.nan if trial % 8 < 4 else math.inf
+            out = ref.to(torch.float64).clone()
+            if trial % 3 == 0:
+                out[0] = 1.0
+        elif mode == 5:
+            out = out * (1 + tol * (2 * noise - 1))
+        elif mode == 6 and dtype == torch.float32:  # |out - ref| overflows float32 with both finite
+            ref = ref.clone()
+            ref[0], out[0] = 3e38, -3e38
+        out = out.to(dtype)
+        declared = 3e-4 if trial % 7 == 0 and dtype == torch.float32 else None
+        got = cases.compare(out, ref, declared)
+        assert got == cases._compare_chunks(out.reshape(-1), ref.reshape(-1), declared), (trial, dtype, mode)
+        fast += cases._compare_finite(out.reshape(-1), ref.reshape(-1), declared) is not None
+    assert 300 < fast < 1400  # both paths were taken
+
+
+def test_compare_is_the_chunked_comparison(monkeypatch):
+    _compare_fuzz("cpu", monkeypatch)
+
+
+@pytest.mark.gpu
+def test_compare_on_a_gpu_is_the_chunked_comparison(monkeypatch):
+    _compare_fuzz("cuda", monkeypatch)
