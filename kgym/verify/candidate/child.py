@@ -557,6 +557,13 @@ class Child:
         runs, warmup = int(msg["runs"]), int(msg["warmup"])
         state: dict[str, Any] = {"i": None, "out": None, "nonce": None}
         signatures: set[str] = set()
+        # Where this process's share of each run goes, summed over the batch (ns; reported as seconds,
+        # for the parent's stage split only: a claim that decides nothing): the wait for the parent's
+        # `run` (its draw, its checks, the hop), the kept state's walk and put-back, the GPU's wake-up
+        # and calibration run, the work after each run (checks, the copy out, the reply), and the
+        # GPU spin queued by the holds of the calibration and timed runs (at the top clock).
+        host_ns = {"wait": 0, "prepare": 0, "calibration": 0, "finish": 0, "hold": 0}
+        now_ns = timing._perf_counter_ns
 
         def finish_run() -> None:
             """Untimed, after a run: its signature and output checks, the output copied out (every
@@ -564,6 +571,7 @@ class Child:
             i, out = state["i"], state["out"]
             if i is None:
                 return
+            t0 = now_ns()
             state["out"] = None
             mode_left = self._modes_after_call()  # before any read of `out`, as in forward
             if mode_left is not None:
@@ -586,10 +594,14 @@ class Child:
             send_reply(self.sock, {"op": "ran", "i": i, "problem": problem, "problem_gate": gate,
                                    "nonce": state["nonce"]})
             state["i"] = None
+            host_ns["finish"] += now_ns() - t0
 
         def before_each(i: int) -> None:
             finish_run()
+            t0 = now_ns()
             cmd = recv_command(self.sock)
+            t1 = now_ns()
+            host_ns["wait"] += t1 - t0
             if cmd.get("op") != "run" or cmd.get("i") != i:
                 raise RuntimeError(f"timing protocol: expected run {i}, got {str(cmd)[:200]}")
             state.update(i=i, nonce=cmd.get("nonce"))
@@ -599,6 +611,8 @@ class Child:
             if problem is not None:
                 self.report("isolation", problem)
                 raise IsolationViolation(f"kgym: {problem}")
+            t2 = now_ns()
+            host_ns["prepare"] += t2 - t1
             if cuda:
                 # The GPU idled while the parent drew and checked; a timed run straight after would
                 # pay the wake-up in wall time the events never see (0.11-0.22 ms a run on an H200,
@@ -610,6 +624,8 @@ class Child:
                 calib_times.extend(ct)
                 calib_walls.extend(cw)
                 calib_spans.extend(cs)
+                host_ns["calibration"] += now_ns() - t2
+                host_ns["hold"] += 2 * hold.cycles * 1_000_000 // timing.HOLD_CYCLES_PER_MS
             self.counter.reset()
 
         def fn() -> None:  # timed: nothing but the call (host work after the launch would be timed too)
@@ -670,7 +686,8 @@ class Child:
                  "state_s": self.kept.seconds - state_s, "span_ms": spans, "calib_times_ms": calib_times,
                  "calib_wall_ms": calib_walls,
                  "calib_span_ms": calib_spans,
-                 "signatures": sorted(signatures), "forwards": runs + warmup, "profile_s": profile_s}
+                 "signatures": sorted(signatures), "forwards": runs + warmup, "profile_s": profile_s,
+                 "split_s": {k: ns / 1e9 for k, ns in host_ns.items()}}
         if self.device.type == "cuda":
             reply["device_kernel_counts"] = counts
         return reply

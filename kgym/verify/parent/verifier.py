@@ -54,6 +54,11 @@ FLAG_SPEEDUP = 10.0
 # on an H200 a spare's CUDA start stretched 7-100 us kernels by tens of microseconds, while a 3 ms
 # kernel timed the same with and without (3.13-3.18 ms).
 QUIET_BELOW_MS = 2.0
+# The child's split of its share of the timed batch (`stages_s["timing_child_<part>"]`, figures only,
+# never judged): waiting for the parent's `run`, the kept state's walk and put-back, the GPU's wake-up
+# and calibration run (CUDA), the checks, copy out and reply after each run, and the GPU spin its
+# holds queued (CUDA; seconds at the top clock: `timing.Hold` grows up to 10 ms a run).
+CHILD_TIMING_PARTS = ("wait", "prepare", "calibration", "finish", "hold")
 DEFERRED_NOTE = ("torch.compile baseline deferred: none is cached for this task, shape and GPU, and the reward's "
                  "baseline is eager, so the verdict does not wait for it (a farm worker measures it after the "
                  "verdict and its figure joins the records; a one-shot `kgym verify` leaves it out: "
@@ -316,11 +321,15 @@ class Verifier:
         v.stages_s["case_plan"] = time.perf_counter() - t
         v.notes.extend(plan_notes)
         for k, (name, transform) in enumerate(plan):
+            t_part = time.perf_counter()
             inputs = self._case_inputs(ref, cfg, name, transform)
+            _add_stage(v, "correctness_draws", time.perf_counter() - t_part)
             if name == "nominal":
                 nominal = inputs
             reference_first = k % 2 == 1  # both orders: nominal, x0.01, abs candidate first
+            t_part = time.perf_counter()
             ref_out = _reference_forward(model, inputs) if reference_first else None
+            _add_stage(v, "correctness_reference", time.perf_counter() - t_part)
             result = self._candidate_case(proc, arena, inputs, ref_out, model, name, reference_first,
                                           cfg, v, profile=cfg.profile_forwards or k == 0)
             if result is None:  # a gate failed: the verdict holds why
@@ -394,6 +403,7 @@ class Verifier:
 
     def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile
                         ) -> CaseResult | None:
+        t_part = time.perf_counter()
         shared_inputs, handles, pristine = [], [], []
         for x in inputs:
             if isinstance(x, torch.Tensor):
@@ -409,6 +419,7 @@ class Verifier:
             expect_shape, expect_dtype = tuple(ref_out.shape), ref_out.dtype
         out_buf, out_handle = arena.empty(expect_shape, expect_dtype)
         _poison_buffer(out_buf)
+        _add_stage(v, "correctness_lend", time.perf_counter() - t_part)
         try:
             return self._run_case(proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out,
                                   model, name, reference_first, cfg, v, profile)
@@ -417,8 +428,10 @@ class Verifier:
 
     def _run_case(self, proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out, model,
                   name, reference_first, cfg, v, profile) -> CaseResult | None:
+        t_part = time.perf_counter()
         reply = self._ask(proc, {"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
                           cfg.timeout_s, v)
+        _add_stage(v, "correctness_child", time.perf_counter() - t_part)
         if reply is None:
             return None
         if reply.get("op") != "forward_done":
@@ -458,12 +471,18 @@ class Verifier:
                 return None
             return CaseResult(name, False, None, None, False, _order(reference_first), problem)
         if ref_out is None:
+            t_part = time.perf_counter()
             ref_out = _reference_forward(model, inputs)
-        mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
-        if mutated:
-            return CaseResult(name, False, None, None, False, _order(reference_first),
-                              f"the candidate modified its input(s) {mutated}")
-        cmp = self._judge(out_buf, ref_out, model, inputs, cfg)
+            _add_stage(v, "correctness_reference", time.perf_counter() - t_part)
+        t_part = time.perf_counter()
+        try:
+            mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
+            if mutated:
+                return CaseResult(name, False, None, None, False, _order(reference_first),
+                                  f"the candidate modified its input(s) {mutated}")
+            cmp = self._judge(out_buf, ref_out, model, inputs, cfg)
+        finally:
+            _add_stage(v, "correctness_checks", time.perf_counter() - t_part)
         return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
                           _order(reference_first), cmp.note)
 
@@ -521,7 +540,8 @@ class Verifier:
         included) is judged against the reference on its own draw (`_check_timed_output`). None if a
         gate failed (a wrong timed output is a hard failure: isolation). Adds its setup, input draws
         and output checks to `v.stages_s` (timing_setup, timing_draws, timing_input_checks,
-        timing_checks; the rest of the timing stage is the child's)."""
+        timing_checks), the child's turns as the parent waits for them (timing_runs: from `run` to
+        `ran`) and the child's own split of its share (timing_child_*: `CHILD_TIMING_PARTS`)."""
         t_setup = time.perf_counter()
         arena.free(*held)
         held.clear()
@@ -563,8 +583,10 @@ class Verifier:
             _add_stage(v, "timing_draws", time.perf_counter() - t_draw)
             # The child is told nothing about the check: it copies out every output, and every one is
             # judged once the run is over.
+            t_run = time.perf_counter()
             nonce = proc.send({"op": "run", "i": i})
             reply = self._receive(proc, (nonce, time_nonce), per_run_s, v)
+            _add_stage(v, "timing_runs", time.perf_counter() - t_run)
             if reply is None:
                 return None
             if reply.get("op") != "ran":
@@ -600,6 +622,11 @@ class Verifier:
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
         _add_stage(v, "timing_profile", _float(reply, "profile_s"))
+        split = reply.get("split_s", {})
+        if not isinstance(split, dict):
+            raise _malformed("split_s")
+        for part in CHILD_TIMING_PARTS:  # the child's own split of its turn (a claim: figures only)
+            _add_stage(v, f"timing_child_{part}", _float(split, part))
         _add_stage(v, "kept_state", _float(reply, "state_s"))
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
