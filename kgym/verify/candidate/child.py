@@ -49,6 +49,7 @@ from typing import Any
 import torch
 
 from kgym.verify import accessors, timing
+from kgym.verify.candidate import profile_events
 from kgym.verify.candidate.audit import AuditTripwire
 from kgym.verify.candidate.confine import applies, confine, gpu_device_files
 from kgym.verify.candidate.frontend import FrontendCheck
@@ -460,7 +461,7 @@ class Child:
     def _judge_profile(self, prof: Any, runs: int) -> tuple[list[str], int, dict[str, int], list[str]]:
         """Forbidden aten ops (every thread, nested ones too), library calls, device kernel counts
         and names of one profiled span of `runs` forwards."""
-        events = prof.events()
+        events = profile_events.events(prof)  # torch's events and tree, without its FunctionEvents
         forbidden, library = forbidden_profiled_ops(events, self.hybrid)
         if self.hybrid and runs > 1:  # one library call per forward
             forbidden = [f for f in forbidden if not f.endswith("(second library call)")]
