@@ -230,3 +230,21 @@ def test_compare_is_the_chunked_comparison(monkeypatch):
 @pytest.mark.gpu
 def test_compare_on_a_gpu_is_the_chunked_comparison(monkeypatch):
     _compare_fuzz("cuda", monkeypatch)
+
+
+def _seeded_draws(device: str, seed_with) -> list[torch.Tensor]:
+    out = []
+    for seed in (0, 12345, (1 << 63) - 1):
+        seed_with(seed)
+        with torch.device(device):
+            out += [torch.rand(5), torch.randn(3), torch.randint(0, 10, (4,)), torch.rand(2).cpu()]
+    return out
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_case_seeds_draw_what_torch_manual_seed_draws(device):
+    """`seed_generators`, the draws' cheaper torch.manual_seed, leaves the generators a draw uses as
+    torch.manual_seed does."""
+    new = _seeded_draws(device, cases.seed_generators)
+    old = _seeded_draws(device, torch.manual_seed)
+    assert all(torch.equal(a, b) for a, b in zip(new, old))
