@@ -69,7 +69,7 @@ from pathlib import Path
 # (still 15) kgym/verify split into rooms, parent/, candidate/, policy/ and the shared top level (issue 29):
 # files moved, imports and module paths updated, no verdict changed: the fingerprint changed only.
 VERIFIER_VERSION = "kgym-verify-15"
-VERIFIER_SOURCE_FINGERPRINT = "4a4709e847bece58"
+VERIFIER_SOURCE_FINGERPRINT = "81379514a9fad26a"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

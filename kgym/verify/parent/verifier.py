@@ -337,7 +337,7 @@ class Verifier:
                 return
             v.cases.append(result)
             del inputs, ref_out
-            _release_cached(self.device, nominal)
+            _release_cached(self.device, nominal, int(mem_gb * 2**30))
         v.stages_s["correctness"] = time.perf_counter() - t
         if v.cases_passed < len(v.cases):
             first = next(c for c in v.cases if not c.passed)
@@ -545,7 +545,7 @@ class Verifier:
         t_setup = time.perf_counter()
         arena.free(*held)
         held.clear()
-        _release_cached(self.device, nominal)
+        _release_cached(self.device, nominal, int(self._protocol(cfg)[2] * 2**30))
         work, handles = [], []
         for x in nominal:
             if isinstance(x, torch.Tensor):
@@ -849,17 +849,28 @@ class Verifier:
 
 
 # Inputs this large (bytes, all tensors of a case) make the parent hand its allocator's cached blocks
-# back to the driver between stages: KernelBench's 6.4 GB ReLU on an 80 GB H100 left the candidate
-# 5.5 GB free in timing (the parent's cache held 65 GB of freed case tensors and draws), and the
-# honest kernel crashed on its 6 GB output. Smaller tasks keep the cache (no cudaFree/cudaMalloc churn).
+# back to the driver between stages when the candidate could be short of memory: KernelBench's 6.4 GB
+# ReLU on an 80 GB H100 left the candidate 5.5 GB free in timing (the parent's cache held 65 GB of
+# freed case tensors and draws), and the honest kernel crashed on its 6 GB output. Smaller tasks keep
+# the cache (no cudaFree/cudaMalloc churn).
 RELEASE_CACHE_BYTES = 1 << 30
 
 
-def _release_cached(device: torch.device, inputs: list[Any] | None) -> None:
-    """Return the parent's unused cached CUDA blocks to the driver when the task's inputs are large."""
+def _release_cached(device: torch.device, inputs: list[Any] | None, room_bytes: int) -> None:
+    """Return the parent's unused cached CUDA blocks to the driver when the task's inputs are large
+    and the device has less free memory than the candidate's whole memory limit (`room_bytes`) plus
+    twice the inputs (its output and a poisoned copy of it): the candidate then finds at least what
+    it found when the cache was emptied after every case. Where that much is free (an H200 with the
+    cache of one 6.4 GB task), the cache is kept: emptying it after every hidden case freed 6.4 GB
+    blocks (cudaFree waits for the device) that the next case's draw, lent copies and reference
+    output then allocated again."""
     if device.type != "cuda" or inputs is None:
         return
-    if sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)) >= RELEASE_CACHE_BYTES:
+    size = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+    if size < RELEASE_CACHE_BYTES:
+        return
+    free, _ = torch.cuda.mem_get_info(device)
+    if free < room_bytes + 2 * size:
         torch.cuda.empty_cache()
 
 
