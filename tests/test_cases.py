@@ -248,3 +248,54 @@ def test_case_seeds_draw_what_torch_manual_seed_draws(device):
     new = _seeded_draws(device, cases.seed_generators)
     old = _seeded_draws(device, torch.manual_seed)
     assert all(torch.equal(a, b) for a, b in zip(new, old))
+
+
+def test_the_fused_input_check_passes_only_identical_bytes(tmp_path):
+    """`judge_kernel.identical_words` (the GPU's first pass of `cases.unchanged`), run under Triton's
+    interpreter on CPU tensors: equal only where every word is; a NaN payload, a signed zero or one
+    flipped bit in the last word of the last block differs (then `bitwise.same` decides)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "words.py"
+    script.write_text(
+        "import torch\n"
+        "from kgym.verify.parent import judge_kernel as j\n"
+        "x = torch.randn(3 * j.BLOCK + 7)\n"
+        "w = lambda t: t.view(torch.int32)\n"
+        "assert j.identical_words(w(x), w(x.clone()))\n"
+        "for k in (0, j.BLOCK, x.numel() - 1):\n"
+        "    y = x.clone(); w(y)[k] ^= 1\n"
+        "    assert not j.identical_words(w(y), w(x)), k\n"
+        "z = torch.zeros(9); assert not j.identical_words(w(-z), w(z))\n"
+        "b = torch.arange(13, dtype=torch.uint8); c = b.clone(); c[12] = 0\n"
+        "assert j.identical_words(b, b.clone()) and not j.identical_words(b, c)\n"
+        "print('ok')\n")
+    import os
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent.parent)  # this checkout's kgym, not an installed one
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, "-P", str(script)], env=env, capture_output=True, text=True,
+                         timeout=300, cwd=root)
+    assert out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+@pytest.mark.gpu
+def test_unchanged_on_a_gpu_is_bitwise_same():
+    """`cases.unchanged` on CUDA tensors (the fused pass, then `bitwise.same`) against `bitwise.same`:
+    equal copies, a flipped bit, NaN payloads in both, signed zeros, odd byte counts, bool, strided."""
+    from kgym.verify.bitwise import same
+
+    x = torch.randn(4096 * 3 + 5, device="cuda")
+    nan_a = torch.full((7,), math.nan, device="cuda")
+    nan_b = nan_a.view(torch.int32).add(1).view(torch.float32)
+    pairs = [(x, x.clone()), (-torch.zeros(9, device="cuda"), torch.zeros(9, device="cuda")),
+             (nan_a, nan_b), (torch.arange(13, dtype=torch.uint8, device="cuda"),) * 2,
+             (torch.tensor([True, False, True], device="cuda"),) * 2, (x[::2], x[::2].clone())]
+    y = x.clone()
+    y.view(torch.int32)[-1] ^= 1
+    pairs.append((y, x))
+    for a, b in pairs:
+        assert cases.unchanged(a, b) == same(a, b)
+    assert not cases.unchanged(y, x) and cases.unchanged(nan_a, nan_b)

@@ -27,7 +27,6 @@ import torch
 
 from kgym.contract import CaseResult, Timing, Verdict
 from kgym.verify import timing
-from kgym.verify.bitwise import same as _same
 from kgym.verify.candidate.guard import ConstructionRecorder
 from kgym.verify.candidate.launches import confirmed_on_device
 from kgym.verify.candidate.library import record_library_calls
@@ -49,6 +48,7 @@ from kgym.verify.policy.policy import check_source
 from kgym.verify.precision import exact_fp32
 from kgym.verify.shared import SharedArena
 
+_same = cases_mod.unchanged  # inputs bit for bit (bitwise.same; a fused first pass on a GPU)
 FLAG_SPEEDUP = 10.0
 # Tasks whose eager time is below this are timed with no spare starting on the GPU (Sandbox.quiet):
 # on an H200 a spare's CUDA start stretched 7-100 us kernels by tens of microseconds, while a 3 ms
@@ -476,7 +476,8 @@ class Verifier:
             _add_stage(v, "correctness_reference", time.perf_counter() - t_part)
         t_part = time.perf_counter()
         try:
-            mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
+            mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine))
+                       if not _same(a, b)]
             if mutated:
                 return CaseResult(name, False, None, None, False, _order(reference_first),
                                   f"the candidate modified its input(s) {mutated}")
@@ -600,7 +601,8 @@ class Verifier:
             # Every run (warm-up too): the inputs are the candidate's to read, never to write (a
             # mutation seen only in the runs a coin checked went unseen in the ~92% left).
             t_check = time.perf_counter()
-            mutated = [k for k, (b, x) in enumerate(zip(_tensors(work), _tensors(draw))) if not _same(b, x)]
+            mutated = [k for k, (b, x) in enumerate(zip(_tensors(work), _tensors(draw)))
+                       if not _same(b, x)]
             _add_stage(v, "timing_input_checks", time.perf_counter() - t_check)
             if mutated:
                 v.fail("isolation", f"the candidate modified its input(s) {mutated} in timed run {i}")
