@@ -169,6 +169,7 @@ class Child:
         self.buffer_storages: list[int] = []  # and of its buffers (roles of a hybrid's library operands)
         self.profiler_config = _profiler_config()
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
+        self.harness_modules: tuple[str, ...] = ()  # the names of kgym's modules then, in sys.modules' order
         self.window = CallWindow(self.report)  # candidate code and launches only inside our calls
 
     # --- start-up -------------------------------------------------------------------------
@@ -247,7 +248,7 @@ class Child:
         found = [f"{k} was replaced" for k, v in now.items() if self.snapshot.get(k) is not v]
         found += [f"the code of {k} was replaced" for k, code in _codes(now).items()
                   if self.snapshot_codes.get(k) is not code]
-        found += _harness_changes(self.harness, _harness_state()) if self.harness else []
+        found += _harness_changes(self.harness, _harness_state(self.harness_modules)) if self.harness else []
         if not self.counter.intact():
             found.append("Triton's launch hook was removed")
         if self.audit is not None and not self.audit.intact():
@@ -311,7 +312,8 @@ class Child:
             self.guard.phase = "init"
             self.counter.constructing = True  # no Triton launch until ModelNew is built (launches.py)
             self.guard.__enter__()
-            self.harness = _harness_state()
+            self.harness_modules = _harness_modules()
+            self.harness = _harness_state(self.harness_modules)
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
         error: BaseException | None = None
@@ -815,20 +817,39 @@ _HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 _HARNESS_MUTABLE = frozenset({"kgym.verify.parent.reference._loaded"})
 
 
-def _harness_state() -> dict[str, tuple]:
-    """Every global of kgym's own modules in this process (this file too, run as __main__) and every
-    attribute of the classes they define: name -> (the object, a copy of a mutable container's items,
-    a function's code, defaults and closure). The harness reads its rules, channels and clocks from
-    these at call time, so a candidate that reaches one of the modules (sys.modules through some
-    handle) and replaces or edits any of them changes the verdict: `_harness_changes` names it.
-    Read through the module and class dicts (no attribute lookup a candidate could intercept)."""
+def _harness_module(mod: Any) -> dict | None:
+    """The globals of `mod` if it is one of kgym's own modules (a plain module whose file lies in the
+    kgym package: this file too, run as __main__), else None."""
+    if type(mod) is not types.ModuleType:
+        return None
+    ns = mod.__dict__
+    path = ns.get("__file__")
+    if type(path) is not str or not path.startswith(_HARNESS_ROOT + os.sep):
+        return None
+    return ns
+
+
+def _harness_modules() -> tuple[str, ...]:
+    """The names under which kgym's own modules are in sys.modules now (at load), in its order."""
+    return tuple(name for name, mod in list(sys.modules.items()) if _harness_module(mod) is not None)
+
+
+def _harness_state(names: tuple[str, ...]) -> dict[str, tuple]:
+    """Every global of kgym's own modules named `names` in this process (`_harness_modules` at load)
+    and every attribute of the classes they define: name -> (the object, a copy of a mutable
+    container's items, a function's code, defaults and closure). The harness reads its rules, channels
+    and clocks from these at call time, so a candidate that reaches one of the modules (sys.modules
+    through some handle) and replaces or edits any of them changes the verdict: `_harness_changes`
+    names it. Read through the module and class dicts (no attribute lookup a candidate could
+    intercept). Only the names kgym's modules had at load are looked up again (in sys.modules, with
+    the same test): `_harness_changes` compares the keys of the state at load alone, so a module that
+    appeared later changed nothing it compares, and one replaced under its name is read as it is now;
+    walking all of sys.modules (~1,200 modules, torch's) was most of each check's time, under the
+    child's profile hook ~15 ms of ~25, twice a verified forward."""
     state: dict[str, tuple] = {}
-    for mod_name, mod in list(sys.modules.items()):
-        if type(mod) is not types.ModuleType:
-            continue
-        ns = mod.__dict__
-        path = ns.get("__file__")
-        if type(path) is not str or not path.startswith(_HARNESS_ROOT + os.sep):
+    for mod_name in names:
+        ns = _harness_module(sys.modules.get(mod_name))
+        if ns is None:
             continue
         for key, value in list(ns.items()):
             if key.startswith("__") or f"{mod_name}.{key}" in _HARNESS_MUTABLE:
