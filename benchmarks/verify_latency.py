@@ -5,6 +5,10 @@ protocol (5 correctness inputs, 100 timed runs), cached baselines and a warm spa
 <= 4 s per candidate; KernelBench's own harness took 69-98 s per candidate on the same problem on an
 H200 (figure from ../shared/DESIGN.md, not re-measured here).
 On CPU: a 64K-element ReLU through the Triton interpreter. Target: <= 5 s.
+Each candidate prints its stages (`Verdict.stages_s`: correctness and timing split into the parent's
+draws, lending, reference and checks, the child's turns and the child's own split of its share; see
+docs/verify.md) and, on CUDA, the parent's allocator counters over the verdict (cudaMalloc and
+cudaFree calls, retries): churn there is time in the draws and lending stages.
 
     python benchmarks/verify_latency.py [--device cuda|cpu] [--candidates 5] [--json OUT.json]
 """
