@@ -86,3 +86,16 @@ def test_a_profile_with_memory_records_is_torchs_own():
 @pytest.mark.gpu
 def test_the_same_events_and_tree_as_torch_on_a_gpu():
     _check("cuda")
+
+
+def test_a_profile_it_cannot_read_is_torchs_own(monkeypatch):
+    prof = _profiler("cpu")
+    with prof:
+        torch.randn(100).clone()
+
+    def broken(p):
+        raise AttributeError("another torch")
+
+    monkeypatch.setattr(profile_events, "_events", broken)
+    got = profile_events.events(prof)
+    assert _shape(got) == _shape(list(prof.events())) and type(got[0]) is not profile_events.Event

@@ -12,9 +12,10 @@ in the same order, keeping only those fields.
 
 The same events and tree as torch 2.13's `profile.function_events` (`_parse_kineto_results`,
 `EventList._build_tree`), step for step:
-- events named like the profiler's own utility ops (`_FILTERED`) or marked hidden are left out;
-- names are demangled as torch does (a name of two or more characters through `torch._C._demangle`,
-  and `ProfilerStep#k` written `ProfilerStep*`);
+- events torch's own `_filter_name` leaves out (the profiler's utility ops) or marked hidden are left
+  out;
+- names are written by torch's own `_rewrite_name` (demangled; `ProfilerStep#k` as `ProfilerStep*`),
+  once per distinct name;
 - an event is async when Kineto says so or when it starts and ends on different threads;
 - a CPU event linked to a device correlation id (a runtime call such as `cudaLaunchKernel`) takes the
   thread of the frontend event with that id (each in turn, the last one standing), as torch assigns it;
@@ -26,7 +27,8 @@ The same events and tree as torch 2.13's `profile.function_events` (`_parse_kine
   intervals that hold them and adds the others as events of their own).
 `tests/test_profile_events.py` compares the two on profiles of nested, threaded, annotated, guarded
 and interpreted-Triton forwards, event for event. Backward stack traces, kernel lists, memory figures
-and everything else `FunctionEvent` carries are not built (the audit reads none of them).
+and everything else `FunctionEvent` carries are not built (the audit reads none of them). Should
+reading the C++ events fail (another torch), the profile is read by `prof.events()`, as before.
 """
 
 from __future__ import annotations
@@ -35,23 +37,16 @@ from itertools import groupby
 from typing import Any
 
 import torch
+from torch.autograd.profiler_util import MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME, _filter_name, _rewrite_name
 
 _Kineto = torch._C._autograd._KinetoEvent
 _CPU = torch._C._autograd.DeviceType.CPU
-_demangle = torch._C._demangle
 # Bound at import, before any candidate code exists: C methods of the C++ event.
 _name, _start_ns, _end_ns = _Kineto.name, _Kineto.start_ns, _Kineto.end_ns
 _start_thread, _end_thread, _is_async = _Kineto.start_thread_id, _Kineto.end_thread_id, _Kineto.is_async
 _device_type, _device_resource_id = _Kineto.device_type, _Kineto.device_resource_id
 _correlation_id, _linked_correlation_id = _Kineto.correlation_id, _Kineto.linked_correlation_id
 _is_hidden = getattr(_Kineto, "is_hidden_event", None)
-
-MEMORY_EVENT_NAME = "[memory]"
-OUT_OF_MEMORY_EVENT_NAME = "[OutOfMemory]"
-# torch.autograd.profiler_util._filter_name's list: the profiler's own utility ops, never reported.
-_FILTERED = frozenset({MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME, "profiler::_record_function_enter",
-                       "profiler::_record_function_enter_new", "profiler::_record_function_exit",
-                       "aten::is_leaf", "aten::output_nr", "aten::_version"})
 
 
 class Event:
@@ -74,34 +69,41 @@ class Event:
         self.cpu_children: list[Event] = []
 
 
-def _display_name(name: str, table: dict[str, str]) -> str:
-    shown = table.get(name)
-    if shown is None:
-        shown = table[name] = _demangle(name) if len(name) > 1 else name
-    return "ProfilerStep*" if shown.startswith("ProfilerStep#") else shown
+_FILTERED = object()  # a name torch's _filter_name leaves out
 
 
 def events(prof: Any) -> list[Any]:
     """The events of the finished `torch.profiler.profile` `prof`, each with its CPU parent and
     children, in the order of `prof.events()` (torch's own events where the profile holds memory
-    records)."""
+    records, or where its C++ events cannot be read here)."""
+    try:
+        light = _events(prof)
+    except Exception:  # noqa: BLE001 - another torch's events: torch's own reading, as before
+        light = None
+    return list(prof.events()) if light is None else light
+
+
+def _events(prof: Any) -> list[Event] | None:
     results = prof.profiler.kineto_results
     if results is None:
-        return []
+        return None
     raw = results.events()
     trace_start = results.trace_start_ns()
-    table: dict[str, str] = {}
+    names: dict[str, Any] = {}  # a name as torch writes it, or _FILTERED: pure functions of the name
     parsed: list[Event] = []
     frontend: list[Event] = []
     linked: dict[int, list[Event]] = {}
     for k in raw:
         name = _name(k)
         if name == MEMORY_EVENT_NAME or name == OUT_OF_MEMORY_EVENT_NAME:
-            return list(prof.events())
-        if name in _FILTERED or (_is_hidden is not None and _is_hidden(k)):
+            return None  # torch matches memory records to intervals: its own reading
+        shown = names.get(name)
+        if shown is None:
+            shown = names[name] = _FILTERED if _filter_name(name) else _rewrite_name(name, with_wildcard=True)
+        if shown is _FILTERED or (_is_hidden is not None and _is_hidden(k)):
             continue
         start_thread = _start_thread(k)
-        evt = Event(_display_name(name, table), _device_type(k), _device_resource_id(k), start_thread,
+        evt = Event(shown, _device_type(k), _device_resource_id(k), start_thread,
                     (_start_ns(k) - trace_start) / 1000, (_end_ns(k) - trace_start) / 1000,
                     bool(_is_async(k)) or start_thread != _end_thread(k), _correlation_id(k))
         parsed.append(evt)
