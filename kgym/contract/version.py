@@ -69,7 +69,7 @@ from pathlib import Path
 # (still 15) kgym/verify split into rooms, parent/, candidate/, policy/ and the shared top level (issue 29):
 # files moved, imports and module paths updated, no verdict changed: the fingerprint changed only.
 VERIFIER_VERSION = "kgym-verify-15"
-VERIFIER_SOURCE_FINGERPRINT = "3db55da5e841a8a4"
+VERIFIER_SOURCE_FINGERPRINT = "d42c5bb21b654105"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -563,9 +563,10 @@ class Child:
         # Where this process's share of each run goes, summed over the batch (ns; reported as seconds,
         # for the parent's stage split only: a claim that decides nothing): the wait for the parent's
         # `run` (its draw, its checks, the hop), the kept state's walk and put-back, the GPU's wake-up
-        # and calibration run, the work after each run (checks, the copy out, the reply), and the
-        # GPU spin queued by the holds of the calibration and timed runs (at the top clock).
-        host_ns = {"wait": 0, "prepare": 0, "calibration": 0, "finish": 0, "hold": 0}
+        # and calibration run, the work after each run (checks, the copy out, the reply), the runs
+        # themselves (the rest of the batch: L2 flush, hold, call, synchronize) and the GPU spin
+        # queued by the holds of the calibration and timed runs (at the top clock).
+        host_ns = {"wait": 0, "prepare": 0, "calibration": 0, "finish": 0, "runs": 0, "hold": 0}
         now_ns = timing._perf_counter_ns
 
         def finish_run() -> None:
@@ -660,12 +661,15 @@ class Child:
                 if not cuda:
                     calib_times[:], calib_walls[:], calib_spans[:], _ = timing.run_timed(
                         calibration, device=self.device, runs=20, warmup=2)
+                t_batch_ns = now_ns()
                 times, walls, spans, clock = timing.run_timed(fn, device=self.device, runs=runs, warmup=warmup,
                                                               before_each=before_each, hold=hold)
                 finish_run()
                 if self.device.type == "cuda":
                     _synchronize(self.device)
                 t_runs_ns = timing._perf_counter_ns()
+                host_ns["runs"] = t_runs_ns - t_batch_ns - sum(host_ns[k] for k in (
+                    "wait", "prepare", "calibration", "finish"))
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
         # The profiler's collection (leaving the span) and the judging of its events, as one figure; the

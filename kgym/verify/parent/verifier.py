@@ -56,9 +56,10 @@ FLAG_SPEEDUP = 10.0
 QUIET_BELOW_MS = 2.0
 # The child's split of its share of the timed batch (`stages_s["timing_child_<part>"]`, figures only,
 # never judged): waiting for the parent's `run`, the kept state's walk and put-back, the GPU's wake-up
-# and calibration run (CUDA), the checks, copy out and reply after each run, and the GPU spin its
-# holds queued (CUDA; seconds at the top clock: `timing.Hold` grows up to 10 ms a run).
-CHILD_TIMING_PARTS = ("wait", "prepare", "calibration", "finish", "hold")
+# and calibration run (CUDA), the checks, copy out and reply after each run, the runs themselves (L2
+# flush, hold, call, synchronize: the rest of the batch), and the GPU spin its holds queued (CUDA;
+# seconds at the top clock: `timing.Hold` grows up to 10 ms a run).
+CHILD_TIMING_PARTS = ("wait", "prepare", "calibration", "finish", "runs", "hold")
 DEFERRED_NOTE = ("torch.compile baseline deferred: none is cached for this task, shape and GPU, and the reward's "
                  "baseline is eager, so the verdict does not wait for it (a farm worker measures it after the "
                  "verdict and its figure joins the records; a one-shot `kgym verify` leaves it out: "
