@@ -477,8 +477,7 @@ class Verifier:
             _add_stage(v, "correctness_reference", time.perf_counter() - t_part)
         t_part = time.perf_counter()
         try:
-            mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine))
-                       if not _same(a, b)]
+            mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
             if mutated:
                 return CaseResult(name, False, None, None, False, _order(reference_first),
                                   f"the candidate modified its input(s) {mutated}")
@@ -602,8 +601,7 @@ class Verifier:
             # Every run (warm-up too): the inputs are the candidate's to read, never to write (a
             # mutation seen only in the runs a coin checked went unseen in the ~92% left).
             t_check = time.perf_counter()
-            mutated = [k for k, (b, x) in enumerate(zip(_tensors(work), _tensors(draw)))
-                       if not _same(b, x)]
+            mutated = [k for k, (b, x) in enumerate(zip(_tensors(work), _tensors(draw))) if not _same(b, x)]
             _add_stage(v, "timing_input_checks", time.perf_counter() - t_check)
             if mutated:
                 v.fail("isolation", f"the candidate modified its input(s) {mutated} in timed run {i}")
