@@ -69,7 +69,7 @@ from pathlib import Path
 # (still 15) kgym/verify split into rooms, parent/, candidate/, policy/ and the shared top level (issue 29):
 # files moved, imports and module paths updated, no verdict changed: the fingerprint changed only.
 VERIFIER_VERSION = "kgym-verify-15"
-VERIFIER_SOURCE_FINGERPRINT = "e7bdc1ed82b28736"
+VERIFIER_SOURCE_FINGERPRINT = "f2dd410681893ad5"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
