@@ -5,6 +5,10 @@ protocol (5 correctness inputs, 100 timed runs), cached baselines and a warm spa
 <= 4 s per candidate; KernelBench's own harness took 69-98 s per candidate on the same problem on an
 H200 (figure from ../shared/DESIGN.md, not re-measured here).
 On CPU: a 64K-element ReLU through the Triton interpreter. Target: <= 5 s.
+Each candidate prints its stages (`Verdict.stages_s`: correctness and timing split into the parent's
+draws, lending, reference and checks, the child's turns and the child's own split of its share; see
+docs/verify.md) and, on CUDA, the parent's allocator counters over the verdict (cudaMalloc and
+cudaFree calls, retries): churn there is time in the draws and lending stages.
 
     python benchmarks/verify_latency.py [--device cuda|cpu] [--candidates 5] [--json OUT.json]
 """
@@ -95,12 +99,16 @@ def main() -> None:
             # a different source each time: nothing is cached for the candidate itself
             src = CANDIDATE.format(block=block) + f"\n# candidate {i}\n"
             time.sleep(args.gap)
+            before = _allocator(args.device)
             t0 = time.perf_counter()
             v = verifier.verify(ref, src)
             wall = time.perf_counter() - t0
             assert v.passed, (v.gate, v.reason, v.error)
-            results.append({"wall_s": wall, **{k: round(x, 4) for k, x in v.stages_s.items()}})
+            allocs = {k: n - before[k] for k, n in _allocator(args.device).items()}
+            results.append({"wall_s": wall, **{k: round(x, 4) for k, x in v.stages_s.items()}, **allocs})
             print(f"  candidate {i}: {wall:.2f} s  stages {_fmt(v.stages_s)}", flush=True)
+            if allocs:  # the parent's allocator: device mallocs and frees (cache churn) in this verdict
+                print(f"    parent allocator: {', '.join(f'{k} {n}' for k, n in allocs.items())}", flush=True)
     walls = [r["wall_s"] for r in results]
     med = statistics.median(walls)
     summary = {
@@ -108,7 +116,9 @@ def main() -> None:
         "shape": [rows, cols], "gigabytes": rows * cols * 4 / 1e9,
         "first_candidate_s": first_s, "median_wall_s": med, "min_wall_s": min(walls), "max_wall_s": max(walls),
         "stage_medians_s": {k: statistics.median(r[k] for r in results if k in r)
-                            for k in results[0] if k != "wall_s"},
+                            for k in results[0] if k != "wall_s" and k not in ALLOCATOR_STATS},
+        "parent_allocator_medians": {k: statistics.median(r[k] for r in results if k in r)
+                                     for k in ALLOCATOR_STATS if k in results[0]},
         "candidate_ms": first.timings["candidate"].median_ms, "eager_ms": first.timings["eager"].median_ms,
         "compile_ms": first.timings["compile"].median_ms if first.timings.get("compile") else None,
         "speedup_eager": first.speedup_eager, "speedup_compile": first.speedup_compile,
@@ -127,6 +137,17 @@ def main() -> None:
               f"effective bandwidth {rows * cols * 8 / (summary['candidate_ms'] / 1e3) / 1e9:.0f} GB/s")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))
+
+
+ALLOCATOR_STATS = ("num_device_alloc", "num_device_free", "num_alloc_retries")
+
+
+def _allocator(device: str) -> dict[str, int]:
+    """The parent's CUDA allocator counters (cudaMalloc and cudaFree calls, retries after an OOM)."""
+    if not device.startswith("cuda"):
+        return {}
+    stats = torch.cuda.memory_stats(device)
+    return {k: int(stats.get(k, 0)) for k in ALLOCATOR_STATS}
 
 
 def _fmt(stages: dict) -> str:

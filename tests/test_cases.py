@@ -179,3 +179,123 @@ def test_within_on_a_gpu_passes_only_what_compare_passes():
     _within_fuzz("cuda")
     tiny = torch.full((1000,), 1e-39, device="cuda")
     assert not cases.within(tiny, tiny) and cases.compare(tiny, tiny).passed
+
+
+def _compare_fuzz(device: str, monkeypatch) -> None:
+    """`compare` (whose passing, all-finite verdicts come from `_compare_finite`) against
+    `_compare_chunks`, the chunk-by-chunk comparison it was before: the same Comparison, field for
+    field (pass, loose pass, largest errors, note), on outputs at the tolerance's edge, NaN and Inf
+    on either side, overflowing differences, every float dtype, a declared tolerance, several chunks."""
+    monkeypatch.setattr(cases, "CHUNK", 97)  # several chunks per output: the scale and maxima across them
+    gen = torch.Generator(device=device).manual_seed(1)
+    fast = 0
+    for trial in range(1400):
+        dtype = (torch.float32, torch.float16, torch.bfloat16, torch.float64)[trial % 4]
+        n = 1 + trial * 53 % 450
+        ref = ((torch.rand(n, generator=gen, dtype=torch.float64, device=device) - 0.5)
+               * 10.0 ** (trial % 8 - 4)).to(dtype)
+        tol = cases.tolerance_for(dtype)
+        out = ref.to(torch.float64).clone()
+        mode = trial // 4 % 7
+        noise = torch.rand(n, generator=gen, dtype=torch.float64, device=device)
+        if mode == 1:  # within about 1.1x the tolerance, either side of the edge
+            out = out + (noise - 0.5) * 2.2 * tol * (out.abs() + 1e-3)
+        elif mode == 2:
+            out[n // 2] = math.nan
+        elif mode == 3:
+            out[-1] = -math.inf
+        elif mode == 4:  # the reference's own NaN or Inf, reproduced or not
+            ref = ref.clone()
+            ref[0] = math.nan if trial % 8 < 4 else math.inf
+            out = ref.to(torch.float64).clone()
+            if trial % 3 == 0:
+                out[0] = 1.0
+        elif mode == 5:
+            out = out * (1 + tol * (2 * noise - 1))
+        elif mode == 6 and dtype == torch.float32:  # |out - ref| overflows float32 with both finite
+            ref = ref.clone()
+            ref[0], out[0] = 3e38, -3e38
+        out = out.to(dtype)
+        declared = 3e-4 if trial % 7 == 0 and dtype == torch.float32 else None
+        got = cases.compare(out, ref, declared)
+        assert got == cases._compare_chunks(out.reshape(-1), ref.reshape(-1), declared), (trial, dtype, mode)
+        fast += cases._compare_finite(out.reshape(-1), ref.reshape(-1), declared) is not None
+    assert 300 < fast < 1400  # both paths were taken
+
+
+def test_compare_is_the_chunked_comparison(monkeypatch):
+    _compare_fuzz("cpu", monkeypatch)
+
+
+@pytest.mark.gpu
+def test_compare_on_a_gpu_is_the_chunked_comparison(monkeypatch):
+    _compare_fuzz("cuda", monkeypatch)
+
+
+def _seeded_draws(device: str, seed_with) -> list[torch.Tensor]:
+    out = []
+    for seed in (0, 12345, (1 << 63) - 1):
+        seed_with(seed)
+        with torch.device(device):
+            out += [torch.rand(5), torch.randn(3), torch.randint(0, 10, (4,)), torch.rand(2).cpu()]
+    return out
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_case_seeds_draw_what_torch_manual_seed_draws(device):
+    """`seed_generators`, the draws' cheaper torch.manual_seed, leaves the generators a draw uses as
+    torch.manual_seed does."""
+    new = _seeded_draws(device, cases.seed_generators)
+    old = _seeded_draws(device, torch.manual_seed)
+    assert all(torch.equal(a, b) for a, b in zip(new, old))
+
+
+def test_the_fused_input_check_passes_only_identical_bytes(tmp_path):
+    """`judge_kernel.identical_words` (the GPU's first pass of `cases.unchanged`), run under Triton's
+    interpreter on CPU tensors: equal only where every word is; a NaN payload, a signed zero or one
+    flipped bit in the last word of the last block differs (then `bitwise.same` decides)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "words.py"
+    script.write_text(
+        "import torch\n"
+        "from kgym.verify.parent import judge_kernel as j\n"
+        "x = torch.randn(3 * j.BLOCK + 7)\n"
+        "w = lambda t: t.view(torch.int32)\n"
+        "assert j.identical_words(w(x), w(x.clone()))\n"
+        "for k in (0, j.BLOCK, x.numel() - 1):\n"
+        "    y = x.clone(); w(y)[k] ^= 1\n"
+        "    assert not j.identical_words(w(y), w(x)), k\n"
+        "z = torch.zeros(9); assert not j.identical_words(w(-z), w(z))\n"
+        "b = torch.arange(13, dtype=torch.uint8); c = b.clone(); c[12] = 0\n"
+        "assert j.identical_words(b, b.clone()) and not j.identical_words(b, c)\n"
+        "print('ok')\n")
+    import os
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parent.parent)  # this checkout's kgym, not an installed one
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, "-P", str(script)], env=env, capture_output=True, text=True,
+                         timeout=300, cwd=root)
+    assert out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+@pytest.mark.gpu
+def test_unchanged_on_a_gpu_is_bitwise_same():
+    """`cases.unchanged` on CUDA tensors (the fused pass, then `bitwise.same`) against `bitwise.same`:
+    equal copies, a flipped bit, NaN payloads in both, signed zeros, odd byte counts, bool, strided."""
+    from kgym.verify.bitwise import same
+
+    x = torch.randn(4096 * 3 + 5, device="cuda")
+    nan_a = torch.full((7,), math.nan, device="cuda")
+    nan_b = nan_a.view(torch.int32).add(1).view(torch.float32)
+    pairs = [(x, x.clone()), (-torch.zeros(9, device="cuda"), torch.zeros(9, device="cuda")),
+             (nan_a, nan_b), (torch.arange(13, dtype=torch.uint8, device="cuda"),) * 2,
+             (torch.tensor([True, False, True], device="cuda"),) * 2, (x[::2], x[::2].clone())]
+    y = x.clone()
+    y.view(torch.int32)[-1] ^= 1
+    pairs.append((y, x))
+    for a, b in pairs:
+        assert cases.unchanged(a, b) == same(a, b)
+    assert not cases.unchanged(y, x) and cases.unchanged(nan_a, nan_b)

@@ -198,10 +198,14 @@ class AuditTripwire:
         if event in ("exec", "compile"):
             return self._evaluation(event, args)
         if event in _INTROSPECTION:
-            if not self.candidate_on_stack(3):
-                return None
+            # Triton's and kgym's own reads pass wherever the candidate is; decided first, so that
+            # the harness's reads (every function's __code__ and defaults in its fingerprint of
+            # kgym's globals, ~1,000 a check) do not each walk the whole stack: the same answers,
+            # the stack walk only for other callers.
             caller = _getframe(2).f_code.co_filename  # the frame that raised the event
             if caller.startswith((self._triton, self._kgym)):
+                return None
+            if not self.candidate_on_stack(3):
                 return None
             if self._is_stdlib(caller) and (not _yields_frame(event, args) or caller.endswith(_FRAME_READING_STDLIB)):
                 return None

@@ -49,6 +49,7 @@ from typing import Any
 import torch
 
 from kgym.verify import accessors, timing
+from kgym.verify.candidate import profile_events
 from kgym.verify.candidate.audit import AuditTripwire
 from kgym.verify.candidate.confine import applies, confine, gpu_device_files
 from kgym.verify.candidate.frontend import FrontendCheck
@@ -174,6 +175,7 @@ class Child:
         self.values_checked: set[int] = set()
         self.profiler_config = _profiler_config()
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
+        self.harness_modules: tuple[str, ...] = ()  # the names of kgym's modules then, in sys.modules' order
         self.window = CallWindow(self.report)  # candidate code and launches only inside our calls
 
     # --- start-up -------------------------------------------------------------------------
@@ -252,7 +254,7 @@ class Child:
         found = [f"{k} was replaced" for k, v in now.items() if self.snapshot.get(k) is not v]
         found += [f"the code of {k} was replaced" for k, code in _codes(now).items()
                   if self.snapshot_codes.get(k) is not code]
-        found += _harness_changes(self.harness, _harness_state()) if self.harness else []
+        found += _harness_changes(self.harness, _harness_state(self.harness_modules)) if self.harness else []
         if not self.counter.intact():
             found.append("Triton's launch hook was removed")
         if self.audit is not None and not self.audit.intact():
@@ -318,7 +320,8 @@ class Child:
             self.guard.phase = "init"
             self.counter.constructing = True  # no Triton launch until ModelNew is built (launches.py)
             self.guard.__enter__()
-            self.harness = _harness_state()
+            self.harness_modules = _harness_modules()
+            self.harness = _harness_state(self.harness_modules)
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
         error: BaseException | None = None
@@ -491,7 +494,7 @@ class Child:
     def _judge_profile(self, prof: Any, runs: int) -> tuple[list[str], int, dict[str, int], list[str]]:
         """Forbidden aten ops (every thread, nested ones too), library calls, device kernel counts
         and names of one profiled span of `runs` forwards."""
-        events = prof.events()
+        events = profile_events.events(prof)  # torch's events and tree, without its FunctionEvents
         forbidden, library = forbidden_profiled_ops(events, self.hybrid)
         if self.hybrid and runs > 1:  # one library call per forward
             forbidden = [f for f in forbidden if not f.endswith("(second library call)")]
@@ -591,6 +594,14 @@ class Child:
         runs, warmup = int(msg["runs"]), int(msg["warmup"])
         state: dict[str, Any] = {"i": None, "out": None, "nonce": None}
         signatures: set[str] = set()
+        # Where this process's share of each run goes, summed over the batch (ns; reported as seconds,
+        # for the parent's stage split only: a claim that decides nothing): the wait for the parent's
+        # `run` (its draw, its checks, the hop), the kept state's walk and put-back, the GPU's wake-up
+        # and calibration run, the work after each run (checks, the copy out, the reply), the runs
+        # themselves (the rest of the batch: L2 flush, hold, call, synchronize) and the GPU spin
+        # queued by the holds of the calibration and timed runs (at the top clock).
+        host_ns = {"wait": 0, "prepare": 0, "calibration": 0, "finish": 0, "runs": 0, "hold": 0}
+        now_ns = timing._perf_counter_ns
 
         def finish_run() -> None:
             """Untimed, after a run: its signature and output checks, the output copied out (every
@@ -598,6 +609,7 @@ class Child:
             i, out = state["i"], state["out"]
             if i is None:
                 return
+            t0 = now_ns()
             state["out"] = None
             mode_left = self._modes_after_call()  # before any read of `out`, as in forward
             if mode_left is not None:
@@ -620,10 +632,14 @@ class Child:
             send_reply(self.sock, {"op": "ran", "i": i, "problem": problem, "problem_gate": gate,
                                    "nonce": state["nonce"]})
             state["i"] = None
+            host_ns["finish"] += now_ns() - t0
 
         def before_each(i: int) -> None:
             finish_run()
+            t0 = now_ns()
             cmd = recv_command(self.sock)
+            t1 = now_ns()
+            host_ns["wait"] += t1 - t0
             if cmd.get("op") != "run" or cmd.get("i") != i:
                 raise RuntimeError(f"timing protocol: expected run {i}, got {str(cmd)[:200]}")
             state.update(i=i, nonce=cmd.get("nonce"))
@@ -633,6 +649,8 @@ class Child:
             if problem is not None:
                 self.report("isolation", problem)
                 raise IsolationViolation(f"kgym: {problem}")
+            t2 = now_ns()
+            host_ns["prepare"] += t2 - t1
             if cuda:
                 # The GPU idled while the parent drew and checked; a timed run straight after would
                 # pay the wake-up in wall time the events never see (0.11-0.22 ms a run on an H200,
@@ -644,6 +662,8 @@ class Child:
                 calib_times.extend(ct)
                 calib_walls.extend(cw)
                 calib_spans.extend(cs)
+                host_ns["calibration"] += now_ns() - t2
+                host_ns["hold"] += 2 * hold.cycles * 1_000_000 // timing.HOLD_CYCLES_PER_MS
             self.counter.reset()
 
         def fn() -> None:  # timed: nothing but the call (host work after the launch would be timed too)
@@ -675,12 +695,15 @@ class Child:
                 if not cuda:
                     calib_times[:], calib_walls[:], calib_spans[:], _ = timing.run_timed(
                         calibration, device=self.device, runs=20, warmup=2)
+                t_batch_ns = now_ns()
                 times, walls, spans, clock = timing.run_timed(fn, device=self.device, runs=runs, warmup=warmup,
                                                               before_each=before_each, hold=hold)
                 finish_run()
                 if self.device.type == "cuda":
                     _synchronize(self.device)
                 t_runs_ns = timing._perf_counter_ns()
+                host_ns["runs"] = t_runs_ns - t_batch_ns - sum(host_ns[k] for k in (
+                    "wait", "prepare", "calibration", "finish"))
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
         # The profiler's collection (leaving the span) and the judging of its events, as one figure; the
@@ -706,7 +729,8 @@ class Child:
                  "state_s": self.kept.seconds - state_s, "span_ms": spans, "calib_times_ms": calib_times,
                  "calib_wall_ms": calib_walls,
                  "calib_span_ms": calib_spans,
-                 "signatures": sorted(signatures), "forwards": runs + warmup, "profile_s": profile_s}
+                 "signatures": sorted(signatures), "forwards": runs + warmup, "profile_s": profile_s,
+                 "split_s": {k: ns / 1e9 for k, ns in host_ns.items()}}
         if self.device.type == "cuda":
             reply["device_kernel_counts"] = counts
         return reply
@@ -833,20 +857,39 @@ _HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
 _HARNESS_MUTABLE = frozenset({"kgym.verify.parent.reference._loaded"})
 
 
-def _harness_state() -> dict[str, tuple]:
-    """Every global of kgym's own modules in this process (this file too, run as __main__) and every
-    attribute of the classes they define: name -> (the object, a copy of a mutable container's items,
-    a function's code, defaults and closure). The harness reads its rules, channels and clocks from
-    these at call time, so a candidate that reaches one of the modules (sys.modules through some
-    handle) and replaces or edits any of them changes the verdict: `_harness_changes` names it.
-    Read through the module and class dicts (no attribute lookup a candidate could intercept)."""
+def _harness_module(mod: Any) -> dict | None:
+    """The globals of `mod` if it is one of kgym's own modules (a plain module whose file lies in the
+    kgym package: this file too, run as __main__), else None."""
+    if type(mod) is not types.ModuleType:
+        return None
+    ns = mod.__dict__
+    path = ns.get("__file__")
+    if type(path) is not str or not path.startswith(_HARNESS_ROOT + os.sep):
+        return None
+    return ns
+
+
+def _harness_modules() -> tuple[str, ...]:
+    """The names under which kgym's own modules are in sys.modules now (at load), in its order."""
+    return tuple(name for name, mod in list(sys.modules.items()) if _harness_module(mod) is not None)
+
+
+def _harness_state(names: tuple[str, ...]) -> dict[str, tuple]:
+    """Every global of kgym's own modules named `names` in this process (`_harness_modules` at load)
+    and every attribute of the classes they define: name -> (the object, a copy of a mutable
+    container's items, a function's code, defaults and closure). The harness reads its rules, channels
+    and clocks from these at call time, so a candidate that reaches one of the modules (sys.modules
+    through some handle) and replaces or edits any of them changes the verdict: `_harness_changes`
+    names it. Read through the module and class dicts (no attribute lookup a candidate could
+    intercept). Only the names kgym's modules had at load are looked up again (in sys.modules, with
+    the same test): `_harness_changes` compares the keys of the state at load alone, so a module that
+    appeared later changed nothing it compares, and one replaced under its name is read as it is now;
+    walking all of sys.modules (~1,200 modules, torch's) was most of each check's time, under the
+    child's profile hook ~15 ms of ~25, twice a verified forward."""
     state: dict[str, tuple] = {}
-    for mod_name, mod in list(sys.modules.items()):
-        if type(mod) is not types.ModuleType:
-            continue
-        ns = mod.__dict__
-        path = ns.get("__file__")
-        if type(path) is not str or not path.startswith(_HARNESS_ROOT + os.sep):
+    for mod_name in names:
+        ns = _harness_module(sys.modules.get(mod_name))
+        if ns is None:
             continue
         for key, value in list(ns.items()):
             if key.startswith("__") or f"{mod_name}.{key}" in _HARNESS_MUTABLE:

@@ -233,6 +233,11 @@ def reachable(model: Any, candidate_globals: dict | None, injected: dict | None 
     kinds: dict[int, tuple[type, int, Any, bool]] = {}
     queue: deque[tuple[Any, Any, int]] = deque()
     items = 0
+    classes_passed = [0]  # plain classes not the candidate's, counted at push (below)
+
+    def candidate_class(cls: type) -> bool:
+        m = _proxy_get(_class_dict(cls), "__module__")
+        return module_name is not None and _type(m) is str and m == module_name
 
     def push(obj: Any, path: Any, depth: int) -> None:
         t = _type(obj)
@@ -244,11 +249,14 @@ def reachable(model: Any, candidate_globals: dict | None, injected: dict | None 
         if i in seen:
             return
         seen.add(i)
+        if t is type and not candidate_class(obj):
+            # A plain class of torch, Triton or builtins (a kernel's __globals__ reaches every builtin
+            # type): taken off the queue it would be counted and passed over (`_CLASS` below), so it
+            # is counted and passed over here, without a trip through the queue (under the child's
+            # profile hook every call of that trip is an event: most of the walk for such classes).
+            classes_passed[0] += 1
+            return
         queue.append((obj, path, depth))
-
-    def candidate_class(cls: type) -> bool:
-        m = _proxy_get(_class_dict(cls), "__module__")
-        return module_name is not None and _type(m) is str and m == module_name
 
     if model is not None:
         push(model, "self", 0)
@@ -265,7 +273,7 @@ def reachable(model: Any, candidate_globals: dict | None, injected: dict | None 
     too_many = (f"more than {MAX_ITEMS} objects are reachable from the candidate's model and module: kept "
                 "state the harness cannot check (keep tables and caches out of forward's reach)")
     while queue:
-        if items > MAX_ITEMS:
+        if items + classes_passed[0] > MAX_ITEMS:
             return found, too_many
         obj, path, depth = queue.popleft()
         items += 1
@@ -363,7 +371,7 @@ def reachable(model: Any, candidate_globals: dict | None, injected: dict | None 
                     tv = _type(v)
                     if not (tv is int or tv is str or tv is bool or tv is float or tv is _NoneType):
                         push(v, (path, _ATTR, k), d)
-    if items > MAX_ITEMS:
+    if items + classes_passed[0] > MAX_ITEMS:
         return found, too_many
     return found, None
 

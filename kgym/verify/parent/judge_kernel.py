@@ -1,4 +1,5 @@
-"""The fast pass of the comparison on a GPU, in one fused kernel: `cases.within` for CUDA tensors.
+"""The fast passes of the parent's checks on a GPU, one fused kernel each: `cases.within` (the
+comparison) and `cases.unchanged` (inputs bit for bit) for CUDA tensors.
 
 Trusted parent code only (imported lazily by `cases.within` when it judges CUDA tensors; the
 candidate's process never loads it). `cases.within` on the CPU mirrors `cases.compare`'s float32
@@ -71,3 +72,42 @@ def within_cuda(out: torch.Tensor, ref: torch.Tensor, strict: float) -> bool:
     if not math.isfinite(total) or total / n < MIN_SCALE:
         return False
     return worst <= k * min(1.0, total / n)
+
+
+@triton.jit
+def _differ_kernel(a_ptr, b_ptr, part_ptr, n, BLOCK: tl.constexpr):
+    # bytes moved: one read of each word of both tensors, 4 bytes written per block
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a = tl.load(a_ptr + offs, mask=mask, other=0)
+    b = tl.load(b_ptr + offs, mask=mask, other=0)
+    tl.store(part_ptr + pid, tl.max((a != b).to(tl.int32), axis=0))
+
+
+def identical_words(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Are two flat integer tensors of one dtype and length equal word for word? One read of each
+    and one synchronisation (the launch is on the tensors' device; on the CPU only under Triton's
+    interpreter, for the tests)."""
+    n = a.numel()
+    blocks = triton.cdiv(n, BLOCK)
+    parts = torch.empty(blocks, dtype=torch.int32, device=a.device)
+    _differ_kernel[(blocks,)](a, b, parts, n, BLOCK=BLOCK)
+    return not bool(parts.any())
+
+
+def identical_cuda(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True only where every byte of `a` is the byte of `b` at the same place: then `bitwise.same(a, b)`
+    is True (same shape and dtype, the caller's check; equal bits at every position); False where a
+    byte differs (`bitwise.same` then decides: NaN in both passes there). Both contiguous, on one CUDA
+    device. Why: `bitwise.same`'s `torch.equal` on a GPU writes a full-size bool tensor and reads it
+    back (KernelBench's 6.4 GB ReLU input: the 0.45 s of input checks of an H200 verdict, ~13 ms a
+    run); this reads each word of both once."""
+    nbytes = a.numel() * a.element_size()
+    if nbytes == 0:
+        return True
+    wa, wb = a.reshape(-1).view(torch.uint8), b.reshape(-1).view(torch.uint8)
+    if nbytes % 4 == 0 and wa.data_ptr() % 4 == 0 and wb.data_ptr() % 4 == 0:
+        wa, wb = wa.view(torch.int32), wb.view(torch.int32)
+    with torch.cuda.device(a.device):  # Triton launches on the current device: make it the tensors'
+        return identical_words(wa, wb)

@@ -28,7 +28,6 @@ import torch
 
 from kgym.contract import CaseResult, Timing, Verdict
 from kgym.verify import timing
-from kgym.verify.bitwise import same as _same
 from kgym.verify.candidate.guard import ConstructionRecorder
 from kgym.verify.candidate.launches import confirmed_on_device
 from kgym.verify.candidate.library import record_library_calls
@@ -53,11 +52,18 @@ from kgym.verify.policy.policy import check_source
 from kgym.verify.precision import exact_fp32
 from kgym.verify.shared import SharedArena
 
+_same = cases_mod.unchanged  # inputs bit for bit (bitwise.same; a fused first pass on a GPU)
 FLAG_SPEEDUP = 10.0
 # Tasks whose eager time is below this are timed with no spare starting on the GPU (Sandbox.quiet):
 # on an H200 a spare's CUDA start stretched 7-100 us kernels by tens of microseconds, while a 3 ms
 # kernel timed the same with and without (3.13-3.18 ms).
 QUIET_BELOW_MS = 2.0
+# The child's split of its share of the timed batch (`stages_s["timing_child_<part>"]`, figures only,
+# never judged): waiting for the parent's `run`, the kept state's walk and put-back, the GPU's wake-up
+# and calibration run (CUDA), the checks, copy out and reply after each run, the runs themselves (L2
+# flush, hold, call, synchronize: the rest of the batch), and the GPU spin its holds queued (CUDA;
+# seconds at the top clock: `timing.Hold` grows up to 10 ms a run).
+CHILD_TIMING_PARTS = ("wait", "prepare", "calibration", "finish", "runs", "hold")
 DEFERRED_NOTE = ("torch.compile baseline deferred: none is cached for this task, shape and GPU, and the reward's "
                  "baseline is eager, so the verdict does not wait for it (a farm worker measures it after the "
                  "verdict and its figure joins the records; a one-shot `kgym verify` leaves it out: "
@@ -276,11 +282,15 @@ class Verifier:
         v.stages_s["case_plan"] = time.perf_counter() - t
         v.notes.extend(plan_notes)
         for k, (name, transform) in enumerate(plan):
+            t_part = time.perf_counter()
             inputs = self._case_inputs(ref, cfg, name, transform)
+            v.add_stage("correctness_draws", time.perf_counter() - t_part)
             if name == "nominal":
                 nominal = inputs
             reference_first = k % 2 == 1  # both orders: nominal, x0.01, abs candidate first
+            t_part = time.perf_counter()
             ref_out = _reference_forward(model, inputs) if reference_first else None
+            v.add_stage("correctness_reference", time.perf_counter() - t_part)
             result = self._candidate_case(proc, arena, inputs, ref_out, model, name, reference_first,
                                           cfg, v, profile=cfg.profile_forwards or k == 0)
             if result is None:  # a gate failed: the verdict holds why
@@ -288,7 +298,7 @@ class Verifier:
                 return
             v.cases.append(result)
             del inputs, ref_out
-            _release_cached(self.device, nominal)
+            _release_cached(self.device, nominal, int(mem_gb * 2**30))
         v.stages_s["correctness"] = time.perf_counter() - t
         if v.cases_passed < len(v.cases):
             first = next(c for c in v.cases if not c.passed)
@@ -369,6 +379,7 @@ class Verifier:
 
     def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile
                         ) -> CaseResult | None:
+        t_part = time.perf_counter()
         shared_inputs, handles, pristine = [], [], []
         for x in inputs:
             if isinstance(x, torch.Tensor):
@@ -384,6 +395,7 @@ class Verifier:
             expect_shape, expect_dtype = tuple(ref_out.shape), ref_out.dtype
         out_buf, out_handle = arena.empty(expect_shape, expect_dtype)
         _poison_buffer(out_buf)
+        v.add_stage("correctness_lend", time.perf_counter() - t_part)
         try:
             return self._run_case(proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out,
                                   model, name, reference_first, cfg, v, profile)
@@ -392,8 +404,10 @@ class Verifier:
 
     def _run_case(self, proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out, model,
                   name, reference_first, cfg, v, profile) -> CaseResult | None:
+        t_part = time.perf_counter()
         reply = self._ask(proc, {"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
                           cfg.timeout_s, v)
+        v.add_stage("correctness_child", time.perf_counter() - t_part)
         if reply is None:
             return None
         if reply.get("op") != "forward_done":
@@ -433,12 +447,18 @@ class Verifier:
                 return None
             return CaseResult(name, False, None, None, False, _order(reference_first), problem)
         if ref_out is None:
+            t_part = time.perf_counter()
             ref_out = _reference_forward(model, inputs)
-        mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
-        if mutated:
-            return CaseResult(name, False, None, None, False, _order(reference_first),
-                              f"the candidate modified its input(s) {mutated}")
-        cmp = self._judge(out_buf, ref_out, model, inputs, cfg)
+            v.add_stage("correctness_reference", time.perf_counter() - t_part)
+        t_part = time.perf_counter()
+        try:
+            mutated = [i for i, (a, b) in enumerate(zip(shared_inputs, pristine)) if not _same(a, b)]
+            if mutated:
+                return CaseResult(name, False, None, None, False, _order(reference_first),
+                                  f"the candidate modified its input(s) {mutated}")
+            cmp = self._judge(out_buf, ref_out, model, inputs, cfg)
+        finally:
+            v.add_stage("correctness_checks", time.perf_counter() - t_part)
         return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
                           _order(reference_first), cmp.note)
 
@@ -496,11 +516,12 @@ class Verifier:
         included) is judged against the reference on its own draw (`_check_timed_output`). None if a
         gate failed (a wrong timed output is a hard failure: isolation). Adds its setup, input draws
         and output checks to `v.stages_s` (timing_setup, timing_draws, timing_input_checks,
-        timing_checks; the rest of the timing stage is the child's)."""
+        timing_checks), the child's turns as the parent waits for them (timing_runs: from `run` to
+        `ran`) and the child's own split of its share (timing_child_*: `CHILD_TIMING_PARTS`)."""
         t_setup = time.perf_counter()
         arena.free(*held)
         held.clear()
-        _release_cached(self.device, nominal)
+        _release_cached(self.device, nominal, int(self._protocol(cfg)[2] * 2**30))
         work, handles = [], []
         for x in nominal:
             if isinstance(x, torch.Tensor):
@@ -538,8 +559,10 @@ class Verifier:
             v.add_stage("timing_draws", time.perf_counter() - t_draw)
             # The child is told nothing about the check: it copies out every output, and every one is
             # judged once the run is over.
+            t_run = time.perf_counter()
             nonce = proc.send({"op": "run", "i": i})
             reply = self._receive(proc, (nonce, time_nonce), per_run_s, v)
+            v.add_stage("timing_runs", time.perf_counter() - t_run)
             if reply is None:
                 return None
             if reply.get("op") != "ran":
@@ -575,6 +598,11 @@ class Verifier:
             v.fail(_gate(reply, "crash"), str(reply.get("reason", reply))[:8000])
             return None
         v.add_stage("timing_profile", _float(reply, "profile_s"))
+        split = reply.get("split_s", {})
+        if not isinstance(split, dict):
+            raise _malformed("split_s")
+        for part in CHILD_TIMING_PARTS:  # the child's own split of its turn (a claim: figures only)
+            v.add_stage(f"timing_child_{part}", _float(split, part))
         v.add_stage("kept_state", _float(reply, "state_s"))
         signatures = _strs(reply, "signatures")
         if signatures != [self._last_signature]:
@@ -799,17 +827,28 @@ class Verifier:
 
 
 # Inputs this large (bytes, all tensors of a case) make the parent hand its allocator's cached blocks
-# back to the driver between stages: KernelBench's 6.4 GB ReLU on an 80 GB H100 left the candidate
-# 5.5 GB free in timing (the parent's cache held 65 GB of freed case tensors and draws), and the
-# honest kernel crashed on its 6 GB output. Smaller tasks keep the cache (no cudaFree/cudaMalloc churn).
+# back to the driver between stages when the candidate could be short of memory: KernelBench's 6.4 GB
+# ReLU on an 80 GB H100 left the candidate 5.5 GB free in timing (the parent's cache held 65 GB of
+# freed case tensors and draws), and the honest kernel crashed on its 6 GB output. Smaller tasks keep
+# the cache (no cudaFree/cudaMalloc churn).
 RELEASE_CACHE_BYTES = 1 << 30
 
 
-def _release_cached(device: torch.device, inputs: list[Any] | None) -> None:
-    """Return the parent's unused cached CUDA blocks to the driver when the task's inputs are large."""
+def _release_cached(device: torch.device, inputs: list[Any] | None, room_bytes: int) -> None:
+    """Return the parent's unused cached CUDA blocks to the driver when the task's inputs are large
+    and the device has less free memory than the candidate's whole memory limit (`room_bytes`) plus
+    twice the inputs (its output and a poisoned copy of it): the candidate then finds at least what
+    it found when the cache was emptied after every case. Where that much is free (an H200 with the
+    cache of one 6.4 GB task), the cache is kept: emptying it after every hidden case freed 6.4 GB
+    blocks (cudaFree waits for the device) that the next case's draw, lent copies and reference
+    output then allocated again."""
     if device.type != "cuda" or inputs is None:
         return
-    if sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor)) >= RELEASE_CACHE_BYTES:
+    size = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+    if size < RELEASE_CACHE_BYTES:
+        return
+    free, _ = torch.cuda.mem_get_info(device)
+    if free < room_bytes + 2 * size:
         torch.cuda.empty_cache()
 
 
