@@ -10,13 +10,18 @@ rows span three 1,024-element chunks). The full-size run is the GPU's, through `
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "benchmarks" / "kernelbench_level1"
-LEVEL1 = ROOT.parent / "shared" / "kernelbench" / "KernelBench" / "level1"
+# The KernelBench checkout: $KGYM_KERNELBENCH, else the shared one beside the project (a clone elsewhere,
+# such as CI's, finds it at its usual place).
+_CHECKOUTS = [os.environ.get("KGYM_KERNELBENCH"), ROOT.parent / "shared" / "kernelbench", "/work/shared/kernelbench"]
+_LEVEL1S = [Path(c) / "KernelBench" / "level1" for c in _CHECKOUTS if c]
+LEVEL1 = next((p for p in _LEVEL1S if p.is_dir()), _LEVEL1S[-1])
 SMALL = (3, 20, 10, 11)  # given in order to a problem's sizes above KEEP_AT_MOST
 KEEP_AT_MOST = 16  # dims to reduce over, eps-like counts: kept as they are
 
@@ -70,7 +75,7 @@ def test_shrink_sets_only_the_large_sizes():
     assert shrink(derived) == "M = 3\nN = 20\nK = M * 2\n"
 
 
-@pytest.mark.skipif(not LEVEL1.is_dir(), reason="no KernelBench checkout at ../shared/kernelbench")
+@pytest.mark.skipif(not LEVEL1.is_dir(), reason="no KernelBench checkout ($KGYM_KERNELBENCH or ../shared/kernelbench)")
 @pytest.mark.parametrize("answer", ANSWER_FILES, ids=[p.stem for p in ANSWER_FILES])
 def test_the_answer_passes_its_problem_shrunk(verifier, answer):
     problem = _problem(answer)
