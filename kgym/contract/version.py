@@ -89,8 +89,9 @@ from pathlib import Path
 # (still 18) the verdict's fixed costs per run and per verdict cut (issue 30): the same checks in fewer
 # syncs and passes (a passing case compared in one pass, the profile read from torch's raw events, draws
 # seeded directly, the CUDA cache emptied only when memory is short): no verdict changed, the fingerprint only.
+# (still 18) kept_state.py takes fill_/copy_ from accessors instead of binding them again: the fingerprint only.
 VERIFIER_VERSION = "kgym-verify-18"
-VERIFIER_SOURCE_FINGERPRINT = "b4603bf2e0df390b"
+VERIFIER_SOURCE_FINGERPRINT = "ac36e8407585f3c6"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

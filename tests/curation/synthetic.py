@@ -14,7 +14,9 @@ from pathlib import Path
 from kgym.curation.funnel_names import Drop
 from kgym.tasks.families.kernelbook.dataset import SAMPLE
 
-KERNELBENCH = Path("/work/shared/kernelbench/KernelBench")
+from paths import shared_kernelbench
+
+KERNELBENCH = shared_kernelbench() / "KernelBench"
 KB_PROBLEM = KERNELBENCH / "level1" / "19_ReLU.py"
 
 HYBRID_MODULE = '''import torch

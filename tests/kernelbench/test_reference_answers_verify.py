@@ -10,18 +10,15 @@ rows span three 1,024-element chunks). The full-size run is the GPU's, through `
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
 
 import pytest
 
+from paths import shared_kernelbench
+
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = ROOT / "benchmarks" / "kernelbench_level1"
-# The KernelBench checkout: $KGYM_KERNELBENCH, else the shared one beside the project (a clone elsewhere,
-# such as CI's, finds it at its usual place).
-_CHECKOUTS = [os.environ.get("KGYM_KERNELBENCH"), ROOT.parent / "shared" / "kernelbench", "/work/shared/kernelbench"]
-_LEVEL1S = [Path(c) / "KernelBench" / "level1" for c in _CHECKOUTS if c]
-LEVEL1 = next((p for p in _LEVEL1S if p.is_dir()), _LEVEL1S[-1])
+LEVEL1 = shared_kernelbench() / "KernelBench" / "level1"
 SMALL = (3, 20, 10, 11)  # given in order to a problem's sizes above KEEP_AT_MOST
 KEEP_AT_MOST = 16  # dims to reduce over, eps-like counts: kept as they are
 

@@ -18,8 +18,10 @@ from kgym.kernelbench.plan import make_plan
 from kgym.records import RecordWriter, load
 from kgym.rollout.generate import default_sampling, generate_answers
 
+from paths import shared_kernelbench
+
 pytestmark = [requires_vllm, pytest.mark.slow]
-SHARED_KB = Path(__file__).resolve().parents[3] / "shared" / "kernelbench"
+SHARED_KB = shared_kernelbench()
 sys.path.insert(0, str(Path(__file__).parents[1] / "kernelbench"))
 # KernelBench's utils import litellm, which otherwise fetches a price list from the network at import
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

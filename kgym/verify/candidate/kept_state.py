@@ -85,8 +85,6 @@ _uint8 = torch.uint8
 _empty = torch.empty
 _set = _TensorBase.set_
 _clone = _TensorBase.clone
-_fill = _TensorBase.fill_
-_copy = _TensorBase.copy_
 _mro = type.__dict__["__mro__"].__get__
 _class_dict = type.__dict__["__dict__"].__get__
 _proxy_get = types.MappingProxyType.get
@@ -538,14 +536,14 @@ class KeptState:
             for key, k in self.scratch.items():
                 if not _overlaps(key, lent):
                     if k.view is not None:
-                        _fill(k.view, k.poison)
+                        accessors.fill_(k.view, k.poison)
                     else:  # made by a forward: alive, so the walk found it (`_track_new`)
                         view, poison = _bytes_view(found[key].tensor, key)
-                        _fill(view, poison)
+                        accessors.fill_(view, poison)
                         del view
             if restore:
                 for k in self.loaded.values():
-                    _copy(k.view, k.copy)
+                    accessors.copy_(k.view, k.copy)
             return None
         finally:
             self._phase("run")
