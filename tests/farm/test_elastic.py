@@ -283,7 +283,8 @@ def test_killed_driver_on_the_cluster_resumes_after_a_node_is_lost(cluster, tmp_
     ids = write_input(tmp_path / "in.jsonl", range(540, 560))  # 40 rows: 3 workers must not finish them first
     (tmp_path / "job.toml").write_text("\n".join([
         f'input = "{tmp_path / "in.jsonl"}"', 'size = "tiny"', "", "[records]", f'out = "{tmp_path / "out"}"',
-        'run_id = "resume"', "flush_rows = 1", "", "[farm]", "use_gpus = false", "workers = 3", "", "[verify]",
+        'run_id = "resume"', "flush_rows = 1", "", "[farm]", "use_gpus = false", "workers = 3",
+        "max_in_flight = 1", "", "[verify]",  # one call a worker: rows come one by one, not in bursts of 6
         *[f"{k} = {v}" for k, v in QUICK.items()], "", "[ray]", f'address = "{cluster.address}"', ""]))
     cmd = [sys.executable, "-m", "jobs.verify", "--config", str(tmp_path / "job.toml")]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
