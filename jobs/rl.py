@@ -157,6 +157,44 @@ class Launched:
         return max(0.0, min(self.done_at, self.learning[1]) - max(self.launched_at, self.learning[0]))
 
 
+@dataclass
+class RolledStep:
+    """Steps 1-3 of a step: its scored groups (resampled ones included) and what generating them took."""
+
+    launch: Launched
+    groups: list[Any]  # rl_steps.ScoredGroup
+    rollout_s: float  # the first round's send to its last result, plus the resampled rounds
+    overlap_s: float  # seconds of the first round that ran beside the previous learner step
+    generation_s: float  # engine-busy seconds
+    tokens: float  # generated tokens
+    calls: int  # engine calls
+    requests: int  # requests served
+    in_flight: float  # requests decoded per engine iteration
+    sync_s: float  # loading the adapter written while the engines generated
+
+
+@dataclass
+class Learned:
+    """Steps 4-5 of a step: the batch, the learner's metrics (None without samples) and their times."""
+
+    batch: Any  # rl_steps' batch: samples, dropped_stale, staleness_max
+    metrics: Any
+    version_before: int
+    sleep_s: float
+    learning_s: float
+    wake_s: float
+
+
+@dataclass
+class Evaluated:
+    """Step 7 of a step: the held-out evaluation's rows, its row, and its times (empty when not due)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    row: dict[str, Any] | None = None
+    eval_s: float = 0.0
+    sync_s: float = 0.0
+
+
 def _minus(a: tuple, b: tuple) -> tuple:
     return tuple(x - y for x, y in zip(a, b))
 
@@ -520,21 +558,53 @@ class RLController:
         return time.perf_counter() - t0
 
     def _one_step(self, s: int) -> None:
-        cfg = self.config
         t_step = time.perf_counter()
-        sync_s = 0.0
-        # 1-2. the first round: sent during step s-1 (overlap) or now; then the engines are free and
-        #      take the adapter the learner wrote while they generated
+        rolled = self._roll_out(s)  # 1-3
+        curriculum = self._launch_next(s)  # 3b
+        learned = self._learn(s, rolled.groups)  # 4-5
+        sync_s = rolled.sync_s + self._sync_adapter(learned.metrics)  # 6
+        evaluated = self._evaluate_if_due(s)  # 7
+        sync_s += evaluated.sync_s
+
+        # 8. rows
+        cfg = self.config
+        train_rows = rl_steps.episode_rows(rolled.groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
+                                           kind=RowKind.TRAIN, learner_version=learned.version_before,
+                                           baseline=cfg.episodes.reward.baseline.value, batch=learned.batch)
+        stats = self._step_row(s, rolled, learned, train_rows, sync_s=sync_s, eval_s=evaluated.eval_s)
+        self.records.write(Table.ROLLOUTS, train_rows + evaluated.rows)
+        if evaluated.row is not None:
+            self.records.write(Table.EVALS, [evaluated.row])
+
+        # 9. checkpoint, 10. the done marker (last)
+        t4 = time.perf_counter()
+        self.step = s
+        checkpoint = None
+        if s % cfg.checkpoint.every == 0 or s == cfg.steps:
+            checkpoint = str(self._checkpoint(s, curriculum))
+        stats = dataclasses.replace(stats, checkpoint_s=time.perf_counter() - t4, checkpoint=checkpoint,
+                                    step_s=time.perf_counter() - t_step)
+        self.records.write(Table.STEPS, [stats.to_row()])
+        self.records_commit(self._commit_info(s, checkpoint))
+        self.metrics.observe_step(stats, train_rows)
+        self.metrics.observe_overlap(rolled.overlap_s)
+        if evaluated.row is not None:
+            self.metrics.observe_eval(evaluated.row)
+        self._log_step(s, stats, rolled, learned)
+
+    def _roll_out(self, s: int) -> RolledStep:
+        """Steps 1-3: the first round (sent during step s-1 under overlap, or now), collected; the
+        adapter the learner wrote meanwhile loaded (the engines are free); the groups scored, all-equal
+        ones resampled on the engines' current version; every attempt told to the curriculum's ladder."""
+        cfg = self.config
         launch, self._in_flight = self._in_flight, None
         if launch is None or launch.step != s:
             launch = self._launch(s)
-        tasks, floor = launch.tasks, launch.floor
         self._collect(launch)
-        sync_s += self._load_pending()
+        sync_s = self._load_pending()
 
-        # 3. scoring, bounded resampling of all-equal groups (on the engines' current version)
         groups: list[rl_steps.ScoredGroup] = []
-        rolled, round_tasks = launch.groups, tasks
+        rolled, round_tasks = launch.groups, launch.tasks
         extra, resample_s = None, 0.0
         for rnd in range(cfg.resample.max_rounds + 1):
             if rnd:
@@ -553,29 +623,36 @@ class RLController:
                 g.resampled = True
             round_tasks = (self._get(self.task_actor.sample.remote(len(again)), "drawing tasks")
                            if cfg.resample.new_task else [g.task for g in again])
-        rollout_s = launch.done_at - launch.launched_at + resample_s
-        overlap_s = launch.overlap_s()
+
         gen0, tok0, calls0, req0, it0, run0 = launch.stats0
         gen1, tok1, calls1, req1, it1, run1 = _add(launch.stats1, _minus(self._engine_stats(), extra)
                                                    if extra is not None else None)
-        # requests the engines decoded per iteration (continuous batching): the episodes really in
-        # flight, at most the step's episodes (the step row's mean_batch counts admissions, not this)
-        in_flight = (run1 - run0) / (it1 - it0) if it1 > it0 else 0.0
-        generation_s = max(0.0, gen1 - gen0)
         for g in groups:  # the ladder hears every attempt, resampled groups' too
             for e in (g.result.episodes if g.result else []):
                 if e.error is None:
                     self.task_actor.record.remote(g.task.task_id, g.task.spec.stage, e.solved)
+        # requests the engines decoded per iteration (continuous batching): the episodes really in
+        # flight, at most the step's episodes (the step row's mean_batch counts admissions, not this)
+        return RolledStep(launch=launch, groups=groups, rollout_s=launch.done_at - launch.launched_at + resample_s,
+                          overlap_s=launch.overlap_s(), generation_s=max(0.0, gen1 - gen0), tokens=tok1 - tok0,
+                          calls=calls1 - calls0, requests=req1 - req0,
+                          in_flight=(run1 - run0) / (it1 - it0) if it1 > it0 else 0.0, sync_s=sync_s)
 
-        # 3b. overlap: step s+1's first round goes to the engines now, before the learner step; the
-        #     curriculum's state before its draw is what step s's checkpoint keeps (a resume draws it again)
-        curriculum = None
-        if self.overlap.on and s < cfg.steps:
-            curriculum = self._get(self.task_actor.state_dict.remote(), "the curriculum's state")
-            self._in_flight = self._launch(s + 1)
+    def _launch_next(self, s: int) -> dict[str, Any] | None:
+        """3b, overlap only: step s+1's first round goes to the engines now, before the learner step.
+        Returns the curriculum's state before its draw: what step s's checkpoint keeps (a resume draws
+        the same tasks again)."""
+        if not self.overlap.on or s >= self.config.steps:
+            return None
+        curriculum = self._get(self.task_actor.state_dict.remote(), "the curriculum's state")
+        self._in_flight = self._launch(s + 1)
+        return curriculum
 
-        # 4-5. the batch and the learner step
-        learner_before = self.version
+    def _learn(self, s: int, groups: list[Any]) -> Learned:
+        """Steps 4-5: the batch at the learner's version, the engine asleep if the placement says so,
+        one learner step, the engine awake again."""
+        cfg = self.config
+        version_before = self.version
         batch = rl_steps.build_batch(groups, self.version, cfg.offpolicy.max_staleness)
         metrics = None
         sleep_s = self._sleep() if batch.samples else 0.0  # colocated: the learner gets the GPU's memory
@@ -588,10 +665,12 @@ class RLController:
         learning_s = time.perf_counter() - t1
         if self._in_flight is not None:
             self._in_flight.learning = (t1, t1 + learning_s)
-        wake_s = self._wake()
+        return Learned(batch=batch, metrics=metrics, version_before=version_before, sleep_s=sleep_s,
+                       learning_s=learning_s, wake_s=self._wake())
 
-        # 6. adapter sync: write v+1; the rollout actors load it before their next generation, now if
-        #    they are free, else once the rollout in flight is collected (step s+1's start)
+    def _sync_adapter(self, metrics: Any) -> float:
+        """Step 6: the learner writes v+1; the rollout actors load it before their next generation, now
+        if they are free, else once the rollout in flight is collected (step s+1's start)."""
         t2 = time.perf_counter()
         if metrics is not None and metrics.policy_version > self.version:
             adapter = self._get(self.learner.save_adapter.remote(str(self._adapter_dir())), "saving the adapter")
@@ -600,79 +679,62 @@ class RLController:
             self._pending = (self.version, adapter)
             if self._in_flight is None:
                 self._load_pending()
-        sync_s += time.perf_counter() - t2
+        return time.perf_counter() - t2
 
-        # 7. held-out evaluation
-        eval_rows: list[dict[str, Any]] = []
-        eval_row = None
-        if cfg.eval.every and s % cfg.eval.every == 0 and self._in_flight is not None:
-            # the evaluation is of v+1: the engines finish step s+1's first round (kept for it) first
+    def _evaluate_if_due(self, s: int) -> Evaluated:
+        """Step 7: the held-out evaluation every `[eval] every` steps, of the newest version: under
+        overlap the engines first finish step s+1's first round (kept for it) and load v+1."""
+        cfg = self.config
+        if not (cfg.eval.every and s % cfg.eval.every == 0):
+            return Evaluated()
+        sync_s = 0.0
+        if self._in_flight is not None:
             self._collect(self._in_flight)
-            sync_s += self._load_pending()
+            sync_s = self._load_pending()
         t3 = time.perf_counter()
-        if cfg.eval.every and s % cfg.eval.every == 0:
-            current, eval_rows, eval_row = self._evaluate(s)
-            self.prev_eval, self.prev_eval_step = current, s
-        eval_s = time.perf_counter() - t3
+        current, rows, row = self._evaluate(s)
+        self.prev_eval, self.prev_eval_step = current, s
+        return Evaluated(rows=rows, row=row, eval_s=time.perf_counter() - t3, sync_s=sync_s)
 
-        # 8. rows
-        baseline = cfg.episodes.reward.baseline.value
-        train_rows = rl_steps.episode_rows(groups, run_id=cfg.records.run_id, attempt=self.attempt, step=s,
-                                           kind=RowKind.TRAIN, learner_version=learner_before, baseline=baseline,
-                                           batch=batch)
+    def _step_row(self, s: int, rolled: RolledStep, learned: Learned, train_rows: list[dict[str, Any]], *,
+                  sync_s: float, eval_s: float) -> StepRow:
+        """The step's row; its checkpoint columns are filled in after the checkpoint (9.)."""
+        cfg, groups, metrics, batch = self.config, rolled.groups, learned.metrics, learned.batch
         nver, verify_busy = rl_steps.verification_work(groups)
-        learned = {name: rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
-                   for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift",
-                                "sampler_kl", "is_truncated_fraction")}
-        # the step's row; its checkpoint columns are filled in after the checkpoint (9.)
-        stats = StepRow(
+        learned_figures = {name: rl_steps.finite(getattr(metrics, name)) if metrics is not None else None
+                           for name in ("loss", "kl", "entropy", "clip_fraction", "grad_norm", "lr", "logprob_drift",
+                                        "sampler_kl", "is_truncated_fraction")}
+        return StepRow(
             run_id=cfg.records.run_id, attempt=self.attempt, step=s,
             status=str(metrics.status) if metrics is not None else "no_batch",
-            version_before=launch.version, version_after=self.version, learner_step=self.learner_step,
-            tasks=len(tasks), groups=len(groups), groups_resampled=sum(g.resampled for g in groups),
+            version_before=rolled.launch.version, version_after=self.version, learner_step=self.learner_step,
+            tasks=len(rolled.launch.tasks), groups=len(groups), groups_resampled=sum(g.resampled for g in groups),
             groups_all_equal_kept=sum(g.all_equal and not g.resampled for g in groups),
             episodes=sum(len(g.rollout.episodes) for g in groups),
             episodes_error=sum(1 for r in train_rows if r["error"]),
             samples_trained=len(batch.samples), dropped_stale=batch.dropped_stale,
-            staleness_max=batch.staleness_max, **rl_steps.rates(train_rows), floor_full=floor, **learned,
-            train_tokens=int(metrics.tokens) if metrics else 0, generated_tokens=int(tok1 - tok0),
-            generation_tokens_per_s=(tok1 - tok0) / generation_s if generation_s > 0 else None,
-            rollout_s=rollout_s, generation_s=min(generation_s, rollout_s),
-            verification_s=max(0.0, rollout_s - generation_s), verify_busy_s=verify_busy,
-            verifications=nver, learning_s=learning_s, sync_s=sync_s, eval_s=eval_s,
-            sleep_s=sleep_s, wake_s=wake_s, generate_calls=calls1 - calls0,
-            mean_batch=(req1 - req0) / (calls1 - calls0) if calls1 > calls0 else None,
+            staleness_max=batch.staleness_max, **rl_steps.rates(train_rows), floor_full=rolled.launch.floor,
+            **learned_figures, train_tokens=int(metrics.tokens) if metrics else 0, generated_tokens=int(rolled.tokens),
+            generation_tokens_per_s=rolled.tokens / rolled.generation_s if rolled.generation_s > 0 else None,
+            rollout_s=rolled.rollout_s, generation_s=min(rolled.generation_s, rolled.rollout_s),
+            verification_s=max(0.0, rolled.rollout_s - rolled.generation_s), verify_busy_s=verify_busy,
+            verifications=nver, learning_s=learned.learning_s, sync_s=sync_s, eval_s=eval_s,
+            sleep_s=learned.sleep_s, wake_s=learned.wake_s, generate_calls=rolled.calls,
+            mean_batch=rolled.requests / rolled.calls if rolled.calls > 0 else None,
             checkpoint_s=0.0, step_s=0.0)
-        self.records.write(Table.ROLLOUTS, train_rows + eval_rows)
-        if eval_row is not None:
-            self.records.write(Table.EVALS, [eval_row])
 
-        # 9. checkpoint, 10. the done marker (last)
-        t4 = time.perf_counter()
-        self.step = s
-        checkpoint = None
-        if s % cfg.checkpoint.every == 0 or s == cfg.steps:
-            checkpoint = str(self._checkpoint(s, curriculum))
-        checkpoint_s = time.perf_counter() - t4
-        stats = dataclasses.replace(stats, checkpoint_s=checkpoint_s, checkpoint=checkpoint,
-                                    step_s=time.perf_counter() - t_step)
-        self.records.write(Table.STEPS, [stats.to_row()])
-        self.records_commit(self._commit_info(s, checkpoint))
-        self.metrics.observe_step(stats, train_rows)
-        self.metrics.observe_overlap(overlap_s)
-        if eval_row is not None:
-            self.metrics.observe_eval(eval_row)
-        made = sorted({smp.policy_version for smp in batch.samples})
+    def _log_step(self, s: int, stats: StepRow, rolled: RolledStep, learned: Learned) -> None:
+        made = sorted({smp.policy_version for smp in learned.batch.samples})
         made_by = "-".join(f"v{v}" for v in (made[0], made[-1]) if v is not None) if made else "-"
         if made and made[0] == made[-1]:
             made_by = f"v{made[0]}"
-        self.log(f"jobs.rl: step {s}/{cfg.steps} {stats.status} v{learner_before}->v{self.version} "
-                 f"groups {len(groups)} (resampled {stats.groups_resampled}) samples {len(batch.samples)} "
+        self.log(f"jobs.rl: step {s}/{self.config.steps} {stats.status} v{learned.version_before}->v{self.version} "
+                 f"groups {stats.groups} (resampled {stats.groups_resampled}) samples {stats.samples_trained} "
                  f"of {made_by} (staleness {stats.staleness_max if stats.staleness_max is not None else '-'}) "
                  f"reward {stats.reward_mean if stats.reward_mean is not None else float('nan'):.3f} "
-                 f"gen {stats.generation_s:.1f}s (in flight {in_flight:.2f}) verify {stats.verification_s:.1f}s "
-                 f"learn {learning_s:.1f}s sleep {sleep_s:.1f}s wake {wake_s:.1f}s "
-                 f"sync {sync_s:.1f}s overlap {overlap_s:.1f}s step {stats.step_s:.1f}s")
+                 f"gen {stats.generation_s:.1f}s (in flight {rolled.in_flight:.2f}) verify {stats.verification_s:.1f}s "
+                 f"learn {learned.learning_s:.1f}s sleep {learned.sleep_s:.1f}s wake {learned.wake_s:.1f}s "
+                 f"sync {stats.sync_s:.1f}s overlap {rolled.overlap_s:.1f}s step {stats.step_s:.1f}s")
 
     def _commit_info(self, s: int, checkpoint: str | None) -> dict[str, Any]:
         return {"step": s, "attempt": self.attempt, "policy_version": self.version, "checkpoint": checkpoint,
