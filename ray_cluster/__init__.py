@@ -42,7 +42,7 @@ _EXPORTS = {
     "FarmService": "ray_cluster.service", "give_up_result": "kgym.farm.ledger",
     "BaselineRequest": "kgym.farm.baseline_prefetch",
     "RaySettings": "kgym.farm_config", "connect": "ray_cluster.session",
-    "RecordSink": "ray_cluster.sink", "SinkConfig": "kgym.sink_config", "SinkSummary": "ray_cluster.sink",
+    "RecordSink": "ray_cluster.sink", "SinkConfig": "kgym.sink_config", "SinkSummary": "kgym.records.sink_core",
     "RecordsConfig": "kgym.sink_config", "MetricsConfig": "kgym.sink_config",
     "TaskActor": "ray_cluster.task_actor",
     "VerifierWorker": "ray_cluster.worker", "WorkerConfig": "kgym.farm_config", "WorkerHealth": "ray_cluster.worker",
