@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 import ray
 
+from kgym.farm.farm_config import PoolConfig
 from kgym.farm.placement import NodeView, decide_gpu, plan
-from kgym.farm_config import PoolConfig
 
 
 def live_nodes() -> dict[str, NodeView]:

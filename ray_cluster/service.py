@@ -59,11 +59,11 @@ from ray.exceptions import RayActorError, RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from kgym.contract import EvalRequest, EvalResult, WorkerReply
+from kgym.farm.farm_config import PoolConfig
 from kgym.farm.ledger import Call, EvalLedger, give_up_result
 from kgym.farm.placement import NodeHealth, decide_gpu, plan
 from kgym.farm.pool_stats import PoolStats
 from kgym.farm.resource_ask import ResourceAsk
-from kgym.farm_config import PoolConfig
 from ray_cluster.autoscale import request_resources
 from ray_cluster.cluster_watch import ClusterWatch
 from ray_cluster.worker import VerifierWorker, WorkerHealth

@@ -13,7 +13,7 @@ import os
 
 import ray
 
-from kgym.farm_config import RaySettings
+from kgym.farm.farm_config import RaySettings
 
 __all__ = ["RaySettings", "connect"]
 

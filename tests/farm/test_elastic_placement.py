@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from kgym.farm.farm_config import PoolConfig
 from kgym.farm.placement import NodeHealth, NodeView, capacity, decide_gpu, plan
 from kgym.farm.resource_ask import ResourceAsk
-from kgym.farm_config import PoolConfig
 
 
 def _nodes(*specs: tuple[str, float, float]) -> dict[str, NodeView]:
