@@ -68,7 +68,7 @@ from ray_cluster.autoscale import request_resources
 from ray_cluster.cluster_watch import ClusterWatch
 from ray_cluster.worker import VerifierWorker, WorkerHealth
 
-__all__ = ["FarmService", "give_up_result"]
+__all__ = ["FarmService"]
 
 
 @dataclass

@@ -15,7 +15,7 @@ import ray
 
 from kgym.farm.farm_config import RaySettings
 
-__all__ = ["RaySettings", "connect"]
+__all__ = ["connect"]
 
 
 def connect(settings: RaySettings = RaySettings()) -> bool:
