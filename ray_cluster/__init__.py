@@ -12,7 +12,7 @@ never imports it.
 The request/result data is `kgym.contract`'s; `worker.py` the `VerifierWorker` actor and its health
 probe, `service.py` the `FarmService` actor (placement, backpressure, retries, replacement, exactly-once
 by evaluation id, rows to the sink; the rules it follows are `kgym.farm`'s: `ledger`, `placement`,
-`resource_ask`, and its counters `pool_stats`), `cluster_watch.py` the cluster's live nodes,
+`resource_ask`, `node_watch`, and its counters `pool_stats`), `cluster_watch.py` the cluster's live nodes,
 `autoscale.py` Ray's autoscaler, `pool.py` the service's driver-side client with the batch `run`,
 `farm_evaluator.py` the episodes' `Evaluator` over it (their settings, `PoolConfig` and
 `WorkerConfig`, are `kgym.farm.farm_config`'s; the baselines a worker measures while idle are
