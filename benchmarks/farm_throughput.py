@@ -247,8 +247,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import ray
 
+    from kgym.farm.farm_config import default_spares
     from ray_cluster import RaySettings, connect
-    from ray_cluster.worker import default_spares
 
     started = connect(RaySettings(num_cpus=args.num_cpus))
     try:

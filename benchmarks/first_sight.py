@@ -149,9 +149,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import ray
 
+    from kgym.farm.farm_config import default_spares
     from kgym.tasks import make
     from ray_cluster import RaySettings, connect
-    from ray_cluster.worker import default_spares
 
     def start_ray(mode: str) -> None:
         # inductor reads its cache dir from the environment of the workers Ray starts now

@@ -105,8 +105,7 @@ def replay_mode(args) -> dict:
 
     from kgym.contract import EvalRequest
     from kgym.tasks import FAMILIES, make, task_ids
-    from ray_cluster import PoolConfig, VerifierPool, WorkerConfig, connect
-    from ray_cluster.session import RaySettings
+    from ray_cluster import PoolConfig, RaySettings, VerifierPool, WorkerConfig, connect
 
     # -- verification through the real farm
     gpus = torch.cuda.is_available()

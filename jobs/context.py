@@ -29,7 +29,7 @@ from typing import Any
 
 from jobs.preflight import check_writable
 from jobs.sections import ConfigError
-from kgym.farm_config import PoolConfig, RaySettings
+from kgym.farm.farm_config import PoolConfig, RaySettings
 from kgym.sink_config import MetricsConfig, RecordsConfig, SinkConfig
 
 SUBMIT_DIR_ENV = "KGYM_SUBMIT_DIR"

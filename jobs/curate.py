@@ -31,7 +31,7 @@ from jobs.sections import (
 from kgym.contract import EvalRequest, Verdict
 from kgym.curation import CurateConfig, CurationResult, Drop, LocalBackend, curate, recorded_verdicts, table
 from kgym.curation.verification import OnResult
-from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
+from kgym.farm.farm_config import PoolConfig, RaySettings, check_verify_table
 from kgym.sink_config import MetricsConfig, RecordsConfig
 from kgym.verify.config import VerifyConfig
 

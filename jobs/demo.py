@@ -38,7 +38,7 @@ from jobs.sections import (
     option,
     section,
 )
-from kgym.farm_config import PoolConfig, RaySettings
+from kgym.farm.farm_config import PoolConfig, RaySettings
 from kgym.sink_config import MetricsConfig, RecordsConfig
 
 ANSWERS = Path(__file__).parent / "demo_answers"

@@ -33,7 +33,7 @@ from jobs.sections import (
     partial,
     section,
 )
-from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
+from kgym.farm.farm_config import PoolConfig, RaySettings, check_verify_table
 from kgym.kernelbench import Checkout, KernelBenchError, read_generations, results_from_records, score
 from kgym.kernelbench.multisample import multi_sample
 from kgym.kernelbench.plan import HYBRID_LEVELS, make_plan

@@ -100,7 +100,7 @@ from jobs.job_cli import job_main, parser, toml_string
 from jobs.rl_config import RLJobConfig
 from jobs.sections import ConfigError
 from kgym.contract.rl_step import StepRow
-from kgym.farm_config import PoolConfig
+from kgym.farm.farm_config import PoolConfig
 from kgym.records.rl_records import RLRecords, RowKind, Table
 from kgym.training import step_rules as rl_steps
 

@@ -13,7 +13,7 @@ Most sections are their component's own config, each setting declared once there
 `kgym.tasks.curriculum.CurriculumConfig`, `[episodes]` `kgym.episodes.env.EpisodeConfig` (its reward's
 baseline included), `[sampling]` `kgym.rollout.sampling.SamplingConfig`, `[engine]`
 `kgym.rollout.engine.EngineConfig`, `[learner]` `kgym.training.learner_config.LearnerConfig`, `[farm]`
-`kgym.farm_config.PoolConfig`, `[ray]` `kgym.farm_config.RaySettings`. The sections defined here are
+`kgym.farm.farm_config.PoolConfig`, `[ray]` `kgym.farm.farm_config.RaySettings`. The sections defined here are
 the loop's own (resampling, the off-policy bound, the held-out evaluation, placement, recovery,
 checkpoints, the RL exporter). What the job hands its components from its other settings (the model,
 the steps, the sampler's temperature, the placement, the reward's baseline for the farm) is
@@ -40,7 +40,7 @@ from jobs.sections import (
 )
 from kgym.contract.names import FAMILIES
 from kgym.episodes.env import EpisodeConfig
-from kgym.farm_config import PoolConfig, RaySettings, check_verify_table, farm_verify
+from kgym.farm.farm_config import PoolConfig, RaySettings, check_verify_table, farm_verify
 from kgym.rollout.engine import EngineConfig
 from kgym.rollout.sampling import SamplingConfig
 from kgym.sink_config import MetricsConfig, RecordsConfig
@@ -209,7 +209,7 @@ class RLJobConfig:
         return self.learner.for_run(self.model, self.sft_adapter, self.steps, self.sampling.temperature)
 
     def farm_verify(self) -> dict[str, Any]:
-        """The [verify] table the farm's workers get (`kgym.farm_config.farm_verify`: with
+        """The [verify] table the farm's workers get (`kgym.farm.farm_config.farm_verify`: with
         `baselines_off_path` and the eager reward, torch.compile is deferred)."""
         return farm_verify(self.verify, self.episodes.reward, self.baselines_off_path)
 

@@ -6,10 +6,10 @@ each section its component's own config:
 
     [records]  kgym.sink_config.RecordsConfig: where the job's rows go
     [metrics]  kgym.sink_config.MetricsConfig: the record sink's Prometheus exporter
-    [farm]     kgym.farm_config.PoolConfig: the verifier workers (and each one's WorkerConfig keys)
+    [farm]     kgym.farm.farm_config.PoolConfig: the verifier workers (and each one's WorkerConfig keys)
     [verify]   some of kgym.verify.config.VerifyConfig's settings for every verification
                (`kgym.settings.partial`: only the keys given are handed on)
-    [ray]      kgym.farm_config.RaySettings: which Ray
+    [ray]      kgym.farm.farm_config.RaySettings: which Ray
 
 as every other section of a job is (`[learner]` is `kgym.training.learner_config.LearnerConfig`,
 ...). `jobs/context.py` resolves `records.out` and hands [records] and [metrics] to the record sink

@@ -19,7 +19,8 @@ from typing import Any
 import ray
 
 from kgym.contract import EvalRequest, EvalResult, Outcome
-from ray_cluster.pool import PoolStats, VerifierPool
+from kgym.farm.pool_stats import PoolStats
+from ray_cluster.pool import VerifierPool
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from jobs.sections import (
     partial,
     section,
 )
-from kgym.farm_config import PoolConfig, RaySettings, check_verify_table
+from kgym.farm.farm_config import PoolConfig, RaySettings, check_verify_table
 from kgym.sink_config import MetricsConfig, RecordsConfig
 from kgym.verify.config import VerifyConfig
 

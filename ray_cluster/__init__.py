@@ -12,10 +12,10 @@ never imports it.
 The request/result data is `kgym.contract`'s; `worker.py` the `VerifierWorker` actor and its health
 probe, `service.py` the `FarmService` actor (placement, backpressure, retries, replacement, exactly-once
 by evaluation id, rows to the sink; the rules it follows are `kgym.farm`'s: `ledger`, `placement`,
-`resource_ask`, and its counters `pool_stats`), `cluster_watch.py` the cluster's live nodes,
+`resource_ask`, `node_watch`, and its counters `pool_stats`), `cluster_watch.py` the cluster's live nodes,
 `autoscale.py` Ray's autoscaler, `pool.py` the service's driver-side client with the batch `run`,
 `farm_evaluator.py` the episodes' `Evaluator` over it (their settings, `PoolConfig` and
-`WorkerConfig`, are `kgym.farm_config`'s; the baselines a worker measures while idle are
+`WorkerConfig`, are `kgym.farm.farm_config`'s; the baselines a worker measures while idle are
 `kgym.farm.baseline_prefetch`'s), `task_actor.py` the curriculum actor,
 `sink.py` the records + metrics actor (its settings, `SinkConfig` of `RecordsConfig` and
 `MetricsConfig`, are `kgym.sink_config`'s), `session.py` connecting to Ray, `learner.py` the `LearnerActor`
@@ -37,15 +37,16 @@ _EXPORTS = {
     "EvalRequest": "kgym.contract", "EvalResult": "kgym.contract", "WorkerReply": "kgym.contract",
     "FarmEvaluator": "ray_cluster.farm_evaluator",
     "VerifierPool": "ray_cluster.pool",
-    "PoolConfig": "kgym.farm_config", "PoolStats": "kgym.farm.pool_stats",
+    "PoolConfig": "kgym.farm.farm_config", "PoolStats": "kgym.farm.pool_stats",
     "cluster_plan": "ray_cluster.cluster_watch",
     "FarmService": "ray_cluster.service", "give_up_result": "kgym.farm.ledger",
     "BaselineRequest": "kgym.farm.baseline_prefetch",
-    "RaySettings": "kgym.farm_config", "connect": "ray_cluster.session",
-    "RecordSink": "ray_cluster.sink", "SinkConfig": "kgym.sink_config", "SinkSummary": "ray_cluster.sink",
+    "RaySettings": "kgym.farm.farm_config", "connect": "ray_cluster.session",
+    "RecordSink": "ray_cluster.sink", "SinkConfig": "kgym.sink_config", "SinkSummary": "kgym.records.sink_core",
     "RecordsConfig": "kgym.sink_config", "MetricsConfig": "kgym.sink_config",
     "TaskActor": "ray_cluster.task_actor",
-    "VerifierWorker": "ray_cluster.worker", "WorkerConfig": "kgym.farm_config", "WorkerHealth": "ray_cluster.worker",
+    "VerifierWorker": "ray_cluster.worker", "WorkerHealth": "ray_cluster.worker",
+    "WorkerConfig": "kgym.farm.farm_config",
     "LearnerActor": "ray_cluster.learner",
     "Learner": "kgym.training.learner_core", "LearnerConfig": "kgym.training.learner_config",
     "LoraSettings": "kgym.training.learner_config", "StepMetrics": "kgym.training.learner_core",

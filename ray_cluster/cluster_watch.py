@@ -1,25 +1,23 @@
-"""Following the Ray cluster's nodes: which are alive now, with how many GPUs and CPUs, and which
-joined or left since the last look.
+"""Reading the Ray cluster's nodes: which are alive now, with how many GPUs and CPUs.
 
 `live_nodes()` reads the GCS's node table (`ray.nodes()`: one entry per node ever registered in
 this cluster, `Alive` false once the GCS has declared it dead, which takes its health check's
-period times its failure threshold after a raylet stops answering). `ClusterWatch.poll()` keeps the
-last view and reports the difference, so the farm service (`service.py`) can start workers on a
-node that appeared and drop the workers of one that left. Reading the table is one GCS call; the
-service does it every `PoolConfig.watch_interval_s` and again whenever a worker is lost.
-`cluster_plan(config)` answers, before a farm starts, how many workers (on GPUs or not) the
-connected cluster gives it now. Does not place workers (the rules are `kgym.farm.placement`'s, over
-the `NodeView`s read here) or ask the autoscaler for nodes (`autoscale.py`).
+period times its failure threshold after a raylet stops answering). The farm service (`service.py`)
+hands it to a `kgym.farm.node_watch.NodeWatch`, which keeps the last view and reports which nodes
+joined or left, so the service can start workers on a node that appeared and drop the workers of one
+that left. Reading the table is one GCS call; the service does it every `PoolConfig.watch_interval_s`
+and again whenever a worker is lost. `cluster_plan(config)` answers, before a farm starts, how many
+workers (on GPUs or not) the connected cluster gives it now. Does not place workers (the rules are
+`kgym.farm.placement`'s, over the `NodeView`s read here) or ask the autoscaler for nodes
+(`autoscale.py`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import ray
 
+from kgym.farm.farm_config import PoolConfig
 from kgym.farm.placement import NodeView, decide_gpu, plan
-from kgym.farm_config import PoolConfig
 
 
 def live_nodes() -> dict[str, NodeView]:
@@ -33,30 +31,6 @@ def live_nodes() -> dict[str, NodeView]:
                                     gpus=float(res.get("GPU", 0)), cpus=float(res.get("CPU", 0)),
                                     is_head="node:__internal_head__" in res)
     return out
-
-
-@dataclass
-class ClusterWatch:
-    """The last view of the live nodes; `poll()` refreshes it and says what changed."""
-
-    nodes: dict[str, NodeView] = field(default_factory=dict)
-    joined: list[str] = field(default_factory=list)  # every node id that appeared after the first poll
-    left: list[str] = field(default_factory=list)  # every node id that was alive in a view and is not now
-    _first: bool = True
-
-    def poll(self) -> tuple[list[str], list[str]]:
-        """(node ids that joined, node ids that left) since the previous poll."""
-        now = live_nodes()
-        came = [] if self._first else [i for i in now if i not in self.nodes]
-        went = [i for i in self.nodes if i not in now]
-        self._first = False
-        self.nodes = now
-        self.joined += came
-        self.left += went
-        return came, went
-
-    def alive(self, node_id: str) -> bool:
-        return node_id in self.nodes
 
 
 def cluster_plan(config: PoolConfig) -> tuple[int, bool]:

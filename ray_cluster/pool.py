@@ -29,14 +29,13 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from kgym.contract import EvalRequest, EvalResult
-from kgym.farm.ledger import give_up_result
+from kgym.farm.farm_config import PoolConfig
 from kgym.farm.pool_stats import PoolStats
-from kgym.farm_config import PoolConfig
 from ray_cluster.cluster_watch import cluster_plan
 from ray_cluster.service import FarmService
 from ray_cluster.worker import WorkerHealth
 
-__all__ = ["PoolConfig", "PoolStats", "VerifierPool", "cluster_plan", "give_up_result"]
+__all__ = ["VerifierPool"]
 
 
 class VerifierPool:

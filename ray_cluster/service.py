@@ -7,8 +7,9 @@ from one queue with a bounded number of calls in flight per worker (backpressure
 the queue, retries first), asking the autoscaler for more while work queues, and the farm's failure
 handling. The rules on plain values are the library's, without Ray (`kgym.farm`): the queue, the
 retries, exactly-once keeping and who gets the next call are `ledger.EvalLedger`'s, where workers go
-`placement`'s, when to ask the autoscaler `resource_ask.ResourceAsk`'s; this actor holds the workers
-and the clock, and makes the calls those decide.
+`placement`'s, when to ask the autoscaler `resource_ask.ResourceAsk`'s, which nodes came and went
+`node_watch.NodeWatch`'s; this actor holds the workers and the clock, and makes the calls those
+decide.
 
 - a worker that dies (`RayActorError`), stops answering within `call_timeout_s`, fails to start
   within `start_timeout_s` or fails its health probe is killed and replaced by a fresh one; its
@@ -37,8 +38,9 @@ Order of events for one call: queued -> dispatched to the least-loaded worker wi
 reply is awaited by its own task -> on success the result is emitted (kept, callers woken, sent to
 the sink) and the queue is served again; a monitor task checks deadlines and probes every `tick_s`,
 updates the autoscaler ask (`ResourceAsk`, through `autoscale.py`), and every `watch_interval_s`
-reads the cluster's nodes (`cluster_watch.py`) and drops or places workers to match. A lost worker
-triggers the same read at once, so a worker of a dead node is not started again there.
+reads the cluster's nodes (`NodeWatch`, through `cluster_watch.py`) and drops or places workers to
+match. A lost worker triggers the same read at once, so a worker of a dead node is not started again
+there.
 Every method runs on the actor's one event loop (one concurrency group), so no state is shared
 across threads. Does not build requests, score verdicts or know who submits (a batch job's client
 in `pool.py`, an episode's `FarmEvaluator` in `farm_evaluator.py`).
@@ -59,16 +61,17 @@ from ray.exceptions import RayActorError, RayError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from kgym.contract import EvalRequest, EvalResult, WorkerReply
+from kgym.farm.farm_config import PoolConfig
 from kgym.farm.ledger import Call, EvalLedger, give_up_result
+from kgym.farm.node_watch import NodeWatch
 from kgym.farm.placement import NodeHealth, decide_gpu, plan
 from kgym.farm.pool_stats import PoolStats
 from kgym.farm.resource_ask import ResourceAsk
-from kgym.farm_config import PoolConfig
 from ray_cluster.autoscale import request_resources
-from ray_cluster.cluster_watch import ClusterWatch
+from ray_cluster.cluster_watch import live_nodes
 from ray_cluster.worker import VerifierWorker, WorkerHealth
 
-__all__ = ["FarmService", "give_up_result"]
+__all__ = ["FarmService"]
 
 
 @dataclass
@@ -96,7 +99,7 @@ class FarmService:
         self.config = replace(config, worker=worker)
         self.sink = sink
         self.stats = PoolStats()
-        self._watch = ClusterWatch()
+        self._watch = NodeWatch(read=live_nodes)
         self._watch.poll()
         self.gpu = decide_gpu(self.config.use_gpus, self._watch.nodes)
         self._health = NodeHealth(bad_after=self.config.bad_node_failures)

@@ -13,9 +13,9 @@ import os
 
 import ray
 
-from kgym.farm_config import RaySettings
+from kgym.farm.farm_config import RaySettings
 
-__all__ = ["RaySettings", "connect"]
+__all__ = ["connect"]
 
 
 def connect(settings: RaySettings = RaySettings()) -> bool:

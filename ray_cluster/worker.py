@@ -23,11 +23,11 @@ from typing import Any
 import ray
 
 from kgym.contract import EvalRequest, WorkerReply
-from kgym.farm_config import CPU_SPARES, GPU_SPARES, WorkerConfig, default_spares
+from kgym.farm.farm_config import WorkerConfig, default_spares
 
 _PROBE_N = 4099  # an awkward length: a device that drops a tail or a tile gets the sum wrong
 
-__all__ = ["CPU_SPARES", "GPU_SPARES", "VerifierWorker", "WorkerConfig", "WorkerHealth", "default_spares"]
+__all__ = ["VerifierWorker", "WorkerHealth"]
 
 
 @dataclass(frozen=True)

@@ -436,7 +436,7 @@ def public_modules() -> list[str]:
     """Every package and every top-level module of the library (what users and the other layers import),
     plus the modules the README names."""
     named = ["kgym.records.replay", "kgym.records.plots", "kgym.records.schema", "kgym.tasks.prompts",
-             "kgym.tasks.curriculum", "kgym.verify.parent.verifier"]
+             "kgym.tasks.curriculum", "kgym.verify.parent.verifier", "kgym.farm.farm_config"]
     out = {m for m, p in lib_modules().items() if p.name == "__init__.py" or m.count(".") == 1}
     out = {m for m in out if not m.startswith(_DATA_PACKAGES)}
     return sorted(out | {m for m in named if m in lib_modules()})

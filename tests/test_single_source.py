@@ -132,7 +132,7 @@ def test_no_job_section_mirrors_a_component_config():
     for module, name in jobs:
         _sections(getattr(importlib.import_module(module), name), found)
     components = {k: set(settings_of(t)) for k, t in found.items() if k.startswith("kgym.")}
-    assert {"kgym.farm_config.PoolConfig", "kgym.training.learner_config.LearnerConfig",
+    assert {"kgym.farm.farm_config.PoolConfig", "kgym.training.learner_config.LearnerConfig",
             "kgym.rollout.engine.EngineConfig", "kgym.rollout.sampling.SamplingConfig",
             "kgym.tasks.curriculum.CurriculumConfig", "kgym.episodes.env.EpisodeConfig",
             "kgym.sink_config.RecordsConfig", "kgym.sink_config.MetricsConfig"} <= set(components)

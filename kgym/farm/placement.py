@@ -24,7 +24,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kgym.farm_config import gpu_workers
+from kgym.farm.farm_config import gpu_workers
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class NodeView:
 
 
 def decide_gpu(use_gpus: bool | None, nodes: Mapping[str, NodeView]) -> bool:
-    """GPU workers or CPU workers, decided once when the farm starts (`kgym.farm_config.gpu_workers`)."""
+    """GPU workers or CPU workers, decided once when the farm starts (`kgym.farm.farm_config.gpu_workers`)."""
     return gpu_workers(use_gpus, any(n.gpus >= 1 for n in nodes.values()))
 
 

@@ -4,7 +4,7 @@ marked bad, autoscaler asks, rows stored by the sink).
 
 Plain data, without Ray: the service actor (`ray_cluster/service.py`) and its book of evaluations
 (`kgym.farm.ledger`) count into one, and the driver-side client (`ray_cluster/pool.py`) and the jobs
-read the copies it hands out. Its settings are `kgym.farm_config.PoolConfig`. Does not count anything
+read the copies it hands out. Its settings are `kgym.farm.farm_config.PoolConfig`. Does not count anything
 itself.
 """
 

@@ -4,7 +4,7 @@ each field declared once with its default, documentation and bounds (`kgym.setti
 The same declarations are a job's `[verify]` table (`kgym.settings.partial`): a job gives some of
 these keys, each checked as here, and only the keys it gives are handed on (as a farm's worker
 settings and as requests' overrides, which some evaluation ids include); a key left out is the
-verifier's default. `device` is no key there: the farm's worker picks it (`kgym.farm_config`), and
+verifier's default. `device` is no key there: the farm's worker picks it (`kgym.farm.farm_config`), and
 `kgym verify --device` sets it.
 
 Shared ground of `kgym.verify` (both processes may import it), torch-free: `resolved_device` imports

@@ -1,16 +1,18 @@
 """The elastic farm's rules without a cluster (and without Ray: they are `kgym.farm`'s):
 `PoolConfig`'s worker bounds (bad values refused with a message naming the field and the fix),
 `placement.plan` (one worker per GPU, spread across nodes under a ceiling, live workers never moved,
-bad nodes left out), `NodeHealth` (a node marked bad after N health failures, once), and
-`ResourceAsk`'s arithmetic of how many workers to ask for, when, and when the ask is released."""
+bad nodes left out), `NodeHealth` (a node marked bad after N health failures, once), `NodeWatch`
+(which nodes joined or left between two reads of the cluster), and `ResourceAsk`'s arithmetic of
+how many workers to ask for, when, and when the ask is released."""
 
 from __future__ import annotations
 
 import pytest
 
+from kgym.farm.farm_config import PoolConfig
+from kgym.farm.node_watch import NodeWatch
 from kgym.farm.placement import NodeHealth, NodeView, capacity, decide_gpu, plan
 from kgym.farm.resource_ask import ResourceAsk
-from kgym.farm_config import PoolConfig
 
 
 def _nodes(*specs: tuple[str, float, float]) -> dict[str, NodeView]:
@@ -80,6 +82,20 @@ def test_node_health_marks_a_node_bad_once():
 
 def _refuse(bundles):
     raise AssertionError("no ask expected")
+
+
+def test_node_watch_reports_joins_and_leaves_after_the_first_view():
+    a, b, c = (NodeView(i, f"10.0.0.{n}", gpus=1, cpus=4) for n, i in enumerate("abc"))
+    views = iter([{"a": a, "b": b}, {"a": a, "b": b}, {"a": a, "c": c}, {"c": c}, {"b": b, "c": c}])
+    watch = NodeWatch(read=lambda: next(views))
+    assert watch.poll() == ([], [])  # the starting view: nothing joined or left
+    assert watch.alive("a") and watch.alive("b") and not watch.alive("c")
+    assert watch.poll() == ([], [])
+    assert watch.poll() == (["c"], ["b"])
+    assert watch.poll() == ([], ["a"])
+    assert watch.poll() == (["b"], [])  # a node back under its id is reported again
+    assert (watch.joined, watch.left) == (["c", "b"], ["b", "a"])
+    assert set(watch.nodes) == {"b", "c"} and not watch.alive("a")
 
 
 def test_resource_ask_arithmetic():

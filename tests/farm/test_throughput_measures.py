@@ -52,7 +52,7 @@ def test_bad_spares_and_quiet_mode_are_refused_before_ray_starts(capsys):
 
 
 def test_workers_keep_eight_spares_on_a_gpu_and_one_on_the_cpu_unless_told():
-    from ray_cluster.worker import CPU_SPARES, GPU_SPARES, WorkerConfig, default_spares
+    from kgym.farm.farm_config import CPU_SPARES, GPU_SPARES, WorkerConfig, default_spares
 
     assert WorkerConfig().spares is None
     assert default_spares("cuda:0") == GPU_SPARES == 8
@@ -61,8 +61,8 @@ def test_workers_keep_eight_spares_on_a_gpu_and_one_on_the_cpu_unless_told():
 
 def test_pause_is_the_default_quiet_mode_everywhere_a_farm_is_configured():
     from jobs.verify_config import VerifyJobConfig
+    from kgym.farm.farm_config import WorkerConfig
     from kgym.verify.parent.sandbox import Sandbox
-    from ray_cluster.worker import WorkerConfig
 
     assert Sandbox.DEFAULT_QUIET_MODE == "pause"
     # a farm left at its defaults hands the sandbox no quiet mode: the sandbox's own default rules
