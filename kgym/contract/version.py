@@ -92,8 +92,10 @@ from pathlib import Path
 # (still 18) kept_state.py takes fill_/copy_ from accessors instead of binding them again: the fingerprint only.
 # (still 18) config.py's docstring names kgym.farm.farm_config, the farm's settings' new home (issue 32):
 # a docstring only, no verdict changed: the fingerprint only.
+# (still 18) KGYM_CONFINE_CUDA=1 in the verifier's environment confines CUDA candidates too (Landlock,
+# to try it on a GPU before it becomes the default); unset, as everywhere so far, nothing changes.
 VERIFIER_VERSION = "kgym-verify-18"
-VERIFIER_SOURCE_FINGERPRINT = "333c62152fe60ae9"
+VERIFIER_SOURCE_FINGERPRINT = "c15449936414d447"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

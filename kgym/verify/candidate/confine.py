@@ -22,7 +22,9 @@ on 2026-12-03 with no device time left, and on CUDA the driver, Triton's ptxas a
 (its reference-count files in /dev/shm, outside the lent buffers' dir of the second layer) may need
 paths the ruleset does not allow, which would fail every honest GPU candidate, as two GPU-only rules
 of 2026-12-01 did before they were run on an H200. Turn it on after `tests/test_gpu.py` and
-`tests/exploits/test_native_file_write.py` pass on a GPU with it on.
+`tests/exploits/test_native_file_write.py` pass on a GPU with it on. To try it there, set
+`KGYM_CONFINE_CUDA=1` in the verifier's (the trusted parent's) environment: the sandbox hands it to the
+candidate's process, which reads it before any candidate code exists.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ CONFINE_CUDA = False  # see the module docstring
 
 def applies(device: str) -> bool:
     """Whether a candidate process on `device` ("cpu", "cuda", "cuda:N") is confined."""
-    return device == "cpu" or CONFINE_CUDA
+    return device == "cpu" or CONFINE_CUDA or os.environ.get("KGYM_CONFINE_CUDA") == "1"
 
 
 def abi_version() -> int:

@@ -39,7 +39,7 @@ _KGYM_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.
 _KEEP_ENV = ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
              "TRITON_PTXAS_PATH", "TRITON_CUOBJDUMP_PATH", "TRITON_NVDISASM_PATH", "TRITON_LIBCUDA_PATH",
              "CC", "LANG", "LC_ALL", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
-             "NVSHMEM_DISABLE_NVLS")
+             "NVSHMEM_DISABLE_NVLS", "KGYM_CONFINE_CUDA")
 
 
 class ChildFailure(Exception):
