@@ -90,8 +90,13 @@ from pathlib import Path
 # syncs and passes (a passing case compared in one pass, the profile read from torch's raw events, draws
 # seeded directly, the CUDA cache emptied only when memory is short): no verdict changed, the fingerprint only.
 # (still 18) kept_state.py takes fill_/copy_ from accessors instead of binding them again: the fingerprint only.
-VERIFIER_VERSION = "kgym-verify-18"
-VERIFIER_SOURCE_FINGERPRINT = "ac36e8407585f3c6"
+# 19: the audit hook decides from a sealed copy of its rules and settings (audit.py, `_sealed_hook`), with
+# no re-entrancy flag: forward() changed the tripwire's state the hook read (its `_busy` flag, the
+# candidate's file, the trusted folder, the module's event table, the class's stack rule), reached the
+# harness's frames through sys._getframe, rewrote the timing lists and put the state back (policy off).
+# Each timed run's figures go to the parent with its `ran`; a summary that differs fails (isolation).
+VERIFIER_VERSION = "kgym-verify-19"
+VERIFIER_SOURCE_FINGERPRINT = "4eadbe2f65a853d8"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
