@@ -316,20 +316,70 @@ def _sealed_hook(tripwire: AuditTripwire) -> Callable[[str, tuple], None]:
     import types
 
     ns: dict[str, Any] = {name: globals()[name] for name in _SEALED_CONSTANTS}
+    sealed_builtins = dict(builtins.__dict__)
+    paths = _sealed_paths(sealed_builtins)
     ns.update(
-        __builtins__=dict(builtins.__dict__), __name__=__name__, SEALED=ns, FrameType=types.FrameType,
+        __builtins__=sealed_builtins, __name__=__name__, SEALED=ns, FrameType=types.FrameType,
         CANDIDATE_FILE=str(tripwire.candidate_file), WRITABLE_DIR=str(tripwire.writable_dir),
         STDLIB=tuple(tripwire._stdlib), SITE=tuple(tripwire._site), TRITON=str(tripwire._triton),
         TRITON_DIR=str(tripwire._triton) + os.sep, TRUSTED=(str(tripwire._triton), str(tripwire._kgym)),
         PROFILE_SETTERS=frozenset(tripwire.profile_setters), INTERPRETER_REWRITING=tripwire.interpreter_rewriting,
         REPORT=tripwire.report, VIOLATIONS=tripwire.violations, getframe=sys._getframe,
-        realpath=os.path.realpath, fsdecode=os.fsdecode, isfile=os.path.isfile, basename=os.path.basename,
-        PathLike=os.PathLike, startswith=str.startswith, endswith=str.endswith, str_eq=str.__eq__,
+        realpath=paths["realpath"], fsdecode=paths["fsdecode"], isfile=paths["isfile"],
+        basename=paths["basename"], PathLike=os.PathLike, startswith=str.startswith, endswith=str.endswith, str_eq=str.__eq__,
         WATCHED=_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS)
     for f in _SEALED_FUNCTIONS:
         ns[f.__name__] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, None)
     ns["FRAME_READERS"] = frozenset(ns[f.__name__].__code__ for f in _FRAME_READERS)
     return ns["_hook"]
+
+
+def _sealed_paths(sealed_builtins: dict) -> dict[str, Any]:
+    """posixpath's realpath, isfile and basename and os.fsdecode, for the sealed hook: the same code, run
+    with globals of their own (a copy of posixpath's, with `os`, `stat` and `genericpath` replaced by
+    namespaces of the C functions they use, and the sealed builtins). The originals look up
+    `os.fspath`, `os.lstat`, `genericpath._check_arg_types`, ... in modules any code may rewrite: a
+    candidate with the policy off could have answered the hook's path rules for them."""
+    import genericpath
+    import posixpath
+    import stat
+    import types
+
+    ns: dict[str, Any] = dict(posixpath.__dict__)
+    ns.update(__builtins__=sealed_builtins, fspath=os.fspath, bytes_decode=bytes.decode, str_encode=str.encode,
+              FS_ENCODING=sys.getfilesystemencoding(), FS_ERRORS=sys.getfilesystemencodeerrors())
+
+    def seal(f: Any) -> Any:
+        g = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
+        g.__kwdefaults__ = dict(f.__kwdefaults__) if f.__kwdefaults__ else None
+        return g
+
+    for name, value in list(ns.items()):
+        if type(value) is types.FunctionType and value.__module__ in ("posixpath", "genericpath"):
+            ns[name] = seal(value)
+    ns["fsdecode"], ns["fsencode"] = seal(_path_fsdecode), seal(_path_fsencode)
+    ns["genericpath"] = types.SimpleNamespace(_check_arg_types=seal(genericpath._check_arg_types),
+                                              _splitext=seal(genericpath._splitext))
+    ns["os"] = types.SimpleNamespace(fspath=os.fspath, stat=os.stat, lstat=os.lstat, fstat=os.fstat,
+                                     readlink=os.readlink, getcwd=os.getcwd, getcwdb=os.getcwdb,
+                                     fsdecode=ns["fsdecode"], fsencode=ns["fsencode"],
+                                     sep=os.sep)
+    ns["stat"] = types.SimpleNamespace(S_ISLNK=stat.S_ISLNK, S_ISREG=stat.S_ISREG, S_ISDIR=stat.S_ISDIR)
+    return {name: ns[name] for name in ("realpath", "isfile", "basename", "fsdecode")}
+
+
+def _path_fsdecode(filename):  # sealed (_sealed_paths): os.fsdecode with its encoding bound
+    filename = fspath(filename)
+    if isinstance(filename, bytes):
+        return bytes_decode(filename, FS_ENCODING, FS_ERRORS)
+    return filename
+
+
+def _path_fsencode(filename):  # sealed (_sealed_paths): os.fsencode with its encoding bound
+    filename = fspath(filename)
+    if isinstance(filename, str):
+        return str_encode(filename, FS_ENCODING, FS_ERRORS)
+    return filename
 
 
 def _hook(event, args):  # sealed (see above): globals are the sealed namespace
