@@ -105,6 +105,8 @@ def _site_dirs() -> list[str]:
         return []
 
 
+# The audit hook reads this object's settings once, at install (`_sealed_hook`); the import guard and the
+# tensor wrappers below still read it at each call (reachable with the policy off: docs/verify.md).
 class AuditTripwire:
     def __init__(self, candidate_file: str, writable_dir: str, report: Callable[[str, str], None]):
         self.candidate_file = os.path.realpath(candidate_file)
