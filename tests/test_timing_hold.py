@@ -53,6 +53,22 @@ def test_on_the_cpu_the_span_is_the_run_and_hidden_work_is_wall_minus_span():
     assert timing.Measurement([1.0], [5.0], "cuda_events").hidden_ms == 4.0  # no span kept: the events
 
 
+def test_each_timed_run_hands_its_figures_on_before_the_next_call():
+    """The child sends these with each run's `ran`: what the lists hold later (a forward that reached
+    them rewrote earlier runs' times) no longer decides anything the parent was already told."""
+    seen, calls = [], []
+
+    def fn() -> None:
+        calls.append(len(seen))  # how many runs had been handed on when this call started
+        time.sleep(0.001)
+
+    times, walls, spans, _ = timing.run_timed(fn, device=torch.device("cpu"), runs=4, warmup=2,
+                                              after_each=lambda *fig: seen.append(fig))
+    assert [i for i, *_ in seen] == [0, 1, 2, 3]
+    assert [tuple(f) for _, *f in seen] == list(zip(times, walls, spans))
+    assert calls == [0, 0, 0, 1, 2, 3]  # two warm-up calls hand nothing on; every timed run, before the next
+
+
 def _device(name, stream):
     return SimpleNamespace(name=name, device_type="DeviceType.CUDA", device_resource_id=stream)
 

@@ -94,8 +94,15 @@ from pathlib import Path
 # a docstring only, no verdict changed: the fingerprint only.
 # (still 18) KGYM_CONFINE_CUDA=1 in the verifier's environment confines CUDA candidates too (Landlock,
 # to try it on a GPU before it becomes the default); unset, as everywhere so far, nothing changes.
-VERIFIER_VERSION = "kgym-verify-18"
-VERIFIER_SOURCE_FINGERPRINT = "c15449936414d447"
+# 19: the audit hook decides from a sealed copy of its rules and settings (audit.py, `_sealed_hook`), with
+# no re-entrancy flag: forward() changed the tripwire's state the hook read (its `_busy` flag, the
+# candidate's file, the trusted folder, the module's event table, the class's stack rule), reached the
+# harness's frames through sys._getframe, rewrote the timing lists and put the state back (policy off).
+# Each timed run's figures go to the parent with its `ran`; a summary that differs fails (isolation).
+# The hook's path rules resolve paths with sealed copies of posixpath's functions (a rewritten
+# posixpath._joinrealpath let a write outside the private dir pass the hook).
+VERIFIER_VERSION = "kgym-verify-19"
+VERIFIER_SOURCE_FINGERPRINT = "eda06d8e13a4f325"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

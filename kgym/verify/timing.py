@@ -149,12 +149,17 @@ def measure(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup: i
 
 def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup: int,
               before_each: Callable[[int], None] | None = None,
-              hold: Hold | None = None) -> tuple[list[float], list[float], list[float], str]:
+              hold: Hold | None = None,
+              after_each: Callable[[int, float, float, float], None] | None = None
+              ) -> tuple[list[float], list[float], list[float], str]:
     """The raw per-run (clock ms, wall ms, span ms, clock name): what the candidate's process reports,
     with no class of this module in between for a candidate to patch. The span is the timed stream's
     time from before the flush to the end event (the host clock's time on CPU). `hold` is the GPU
     spin queued after the flush (a fresh adaptive one by default; `Hold(0, adaptive=False)` turns it
-    off), grown to cover the host path of every call, warm-up calls included."""
+    off), grown to cover the host path of every call, warm-up calls included. `after_each(i, clock
+    ms, wall ms, span ms)` is handed each timed run's figures as soon as they are read (the child
+    sends them to the parent with the run's `ran`, so a later rewrite of these lists changes nothing
+    already sent)."""
     cuda = device.type == "cuda"
     hold = _Hold() if hold is None else hold
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device=device) if cuda else None
@@ -197,6 +202,8 @@ def run_timed(fn: Callable[[], Any], *, device: torch.device, runs: int, warmup:
             times.append((t1 - t0) / 1e6)
             spans.append(times[-1])
         walls.append((t1 - t0) / 1e6)
+        if after_each is not None:
+            after_each(i, times[-1], walls[-1], spans[-1])
     return times, walls, spans, "cuda_events" if cuda else "host"
 
 

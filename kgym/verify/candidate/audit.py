@@ -20,7 +20,9 @@
   system is between (a lazy import). A stdlib frame in between launders nothing. Compiling alone
   (`compile`) runs nothing and passes.
 Every violation is written at once to the append-only channel the parent reads (`report`), so a
-candidate that catches the error, or later reaches this object, cannot take it back.
+candidate that catches the error, or later reaches this object, cannot take it back. The hook itself
+decides from a sealed copy of its rules and settings, taken at install (`_sealed_hook`): changing this
+object, this module or its class afterwards changes nothing the hook reads.
 """
 
 from __future__ import annotations
@@ -103,6 +105,8 @@ def _site_dirs() -> list[str]:
         return []
 
 
+# The audit hook reads this object's settings once, at install (`_sealed_hook`); the import guard and the
+# tensor wrappers below still read it at each call (reachable with the policy off: docs/verify.md).
 class AuditTripwire:
     def __init__(self, candidate_file: str, writable_dir: str, report: Callable[[str, str], None]):
         self.candidate_file = os.path.realpath(candidate_file)
@@ -121,7 +125,6 @@ class AuditTripwire:
         self._triton = os.path.dirname(os.path.realpath(triton.__file__))
         # the harness's own frames: the whole verify package (this file is in its candidate/ room)
         self._kgym = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-        self._busy = False
         self.profile_setters: frozenset = frozenset()  # code objects that may set the profile hook
         # Is kgym rewriting a checked kernel for the interpreter now? (child.py points it at the
         # launch hook's flag; until then Triton's interpreter may exec nothing.)
@@ -147,161 +150,13 @@ class AuditTripwire:
             frame = frame.f_back
         return frame.f_code.co_filename if frame is not None else ""
 
-    # --- the rules --------------------------------------------------------------------------------
+    # --- installation -------------------------------------------------------------------------
     def violation(self, why: str) -> None:
         self.violations.append(why)
         self.report("policy", f"sandbox: {why}")
 
-    def _path_ok(self, path: Any) -> bool:
-        if isinstance(path, int):
-            return True  # an already-open descriptor: opening it was checked (shutil.rmtree uses these)
-        if isinstance(path, (bytes, os.PathLike)):
-            path = os.fsdecode(path)
-        return isinstance(path, str) and os.path.realpath(path).startswith(self.writable_dir)
-
-    def _denied(self, event: str, args: tuple) -> str | None:
-        if event == "open":
-            path, mode = (args + (None, None))[:2]
-            if not isinstance(path, (str, bytes, os.PathLike)):
-                return None  # an already-open descriptor (os.fdopen): the open itself was checked
-            real = os.path.realpath(os.fsdecode(path))
-            if (real.startswith(_OPEN_DENY_DIRS) and real not in _HARMLESS_DEVICES
-                    and self.candidate_on_stack(3)):
-                return f"open({path!r})"
-            writing = isinstance(mode, str) and any(c in mode for c in "wax+")
-            if writing and not real.startswith(self.writable_dir):
-                return f"open({path!r}, {mode!r}) for writing"
-            return None
-        if event.startswith(_PROCESS_EVENTS):
-            # subprocess.Popen: (executable, args, cwd, env), executable often None; os.posix_spawn and
-            # os.exec: (path, argv, env)
-            exe = args[0] if args else None
-            if exe is None and len(args) > 1 and isinstance(args[1], (list, tuple)) and args[1]:
-                exe = args[1][0]
-            elif exe is None and len(args) > 1 and isinstance(args[1], (str, bytes)):
-                exe = args[1].split()[0] if args[1].split() else ""
-            if isinstance(exe, (list, tuple)):
-                exe = exe[0] if exe else ""
-            exe = os.path.basename(os.fsdecode(exe)) if isinstance(exe, (str, bytes, os.PathLike)) else ""
-            if exe in _TOOLCHAIN and self._first_non_stdlib(3).startswith(self._triton):
-                return None
-            return f"{event} {str(args)[:120]}"
-        if event.startswith(_PATH_EVENTS):
-            return None if args and self._path_ok(args[0]) else f"{event} {str(args)[:120]}"
-        if event == "pickle.find_class" and args and isinstance(args[0], str) and (
-                args[0].partition(".")[0] in _UNPICKLE_PACKAGES):
-            return None  # the harness unpickling its parent's commands (handles, dtypes, sizes)
-        if event == "sys.setprofile" and _getframe(2).f_code in self.profile_setters:
-            return None  # the harness's own watch between its calls (outside.CallWindow)
-        if event.startswith(_DENY_PREFIXES):
-            return f"{event} {str(args)[:120]}"
-        if event in ("exec", "compile"):
-            return self._evaluation(event, args)
-        if event in _INTROSPECTION:
-            # Triton's and kgym's own reads pass wherever the candidate is; decided first, so that
-            # the harness's reads (every function's __code__ and defaults in its fingerprint of
-            # kgym's globals, ~1,000 a check) do not each walk the whole stack: the same answers,
-            # the stack walk only for other callers.
-            caller = _getframe(2).f_code.co_filename  # the frame that raised the event
-            if caller.startswith((self._triton, self._kgym)):
-                return None
-            if not self.candidate_on_stack(3):
-                return None
-            if self._is_stdlib(caller) and (not _yields_frame(event, args) or caller.endswith(_FRAME_READING_STDLIB)):
-                return None
-            return f"{event} {str(args)[:120]}"
-        return None
-
-    def _evaluation(self, event: str, args: tuple) -> str | None:
-        """exec (eval, exec, get_type_hints, ...) after the candidate's import began: Triton and the
-        import system only. Walks out from the frame that raised the event through stdlib frames
-        (typing, inspect, dataclasses and the like evaluate on a caller's behalf) to the first one
-        that is not: it must be Triton's. kgym's own frames are not exempt: a finalizer the candidate
-        left runs inside them. `compile` alone is inert (typing's Optional["T"] compiles its
-        string without running it): a code object runs only through an exec event, which is judged
-        here whatever file the code claims, or through function/code construction, refused above."""
-        if event == "compile":
-            return self._compilation(args)
-        frame = _getframe(3)  # the frame that raised the event (_evaluation <- _denied <- _hook)
-        while frame is not None and self._is_stdlib(frame.f_code.co_filename):
-            if frame.f_code.co_filename.startswith("<frozen importlib"):
-                # A module being imported (the candidate's own import included), unless it is a file
-                # the candidate wrote into its private dir: that would be its code under another name.
-                code = args[0] if args else None
-                claimed = getattr(code, "co_filename", "") or ""
-                where = os.path.realpath(claimed) if type(claimed) is str else ""
-                if where.startswith(self.writable_dir) and where != self.candidate_file:
-                    return f"exec of {os.path.basename(where)} (a module the candidate wrote, imported)"
-                if type(claimed) is not str or not (claimed.startswith("<frozen") or os.path.isfile(where)):
-                    # A real import runs a module's file; code that names no file was compiled from a
-                    # string and handed to a loader (a candidate's importlib subclass, 2026-12-04).
-                    return f"exec of code from {str(claimed)[:80]!r} through the import system (no such module file)"
-                return None
-            frame = frame.f_back
-        if frame is not None and frame.f_code.co_filename.startswith(self._triton):
-            if not frame.f_code.co_filename.endswith(_INTERPRETER_FILE):
-                return None
-            # Triton's interpreter execs the kernels it rewrites: only kgym's own rewrite of a checked
-            # kernel (LaunchCounter.pin_interpreted), of code from the candidate's file. Any other
-            # exec through it ran a string no rule had read (the rewriter's private
-            # _compile_and_exec, reached through the kernel object, under a file name of its choosing).
-            code = args[0] if args else None
-            claimed = getattr(code, "co_filename", None)
-            if self.interpreter_rewriting() and type(claimed) is str and self._candidates_or_tritons(claimed):
-                return None
-            return (f"{event} through Triton's interpreter outside kgym's rewrite of a checked kernel "
-                    f"(code of {os.path.basename(claimed) if type(claimed) is str else '?'})")
-        where = frame.f_code.co_filename if frame is not None else "?"
-        return f"{event} (string or code evaluation, asked from {os.path.basename(where)})"
-
-    def _compilation(self, args: tuple) -> str | None:
-        """`compile` is inert on its own, but the file name it gives the code decides whose frames
-        that code runs in: with the candidate's code on the stack, only its own file, the names of
-        strings (typing's forward references, dataclasses, Triton's binder) and Triton's files (its
-        parser; the interpreter's rewrite) may be given. Code compiled under another module's name
-        ran outside every rule keyed on the candidate's frames: numpy through TensorBase, a forged
-        json.dumps (a SourceFileLoader subclass, our red team, 2026-12-04)."""
-        if not self.candidate_on_stack(4):  # _compilation <- _evaluation <- _denied <- _hook
-            return None
-        filename = args[1] if len(args) > 1 else None
-        if type(filename) is bytes:
-            filename = os.fsdecode(filename)
-        if filename is None:
-            # compile() of an AST: Python reports no file name (3.11). The code still runs only
-            # through an exec event, judged on its code object's co_filename (_evaluation), or by
-            # function or code construction, which is refused.
-            return None
-        if type(filename) is not str:
-            return "compile with a file name that is not a str"
-        if filename in _STRING_FILENAMES:
-            return None
-        if self._candidates_or_tritons(filename):
-            return None
-        return f"compile of code under the name {filename[:80]!r} (not the candidate's file)"
-
-    def _candidates_or_tritons(self, filename: str) -> bool:
-        """Is this file name the candidate's file or one of Triton's?"""
-        real = os.path.realpath(filename)
-        return real == self.candidate_file or real.startswith(self._triton + os.sep)
-
-    def _hook(self, event: str, args: tuple) -> None:
-        if self._busy:
-            return
-        if not (event == "open" or event.startswith(_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS)
-                or event in _INTROSPECTION):
-            return
-        self._busy = True
-        try:
-            why = self._denied(event, args)
-        finally:
-            self._busy = False
-        if why:
-            self.violation(why)
-            raise PermissionError(f"kgym sandbox: {why} is not allowed")
-
-    # --- installation -------------------------------------------------------------------------
     def install(self) -> None:
-        sys.addaudithook(self._hook)
+        sys.addaudithook(_sealed_hook(self))
         self._install_import_guard()
         self._install_escape_tripwires()
         self._install_thread_and_fork_tripwires()
@@ -431,3 +286,329 @@ class AuditTripwire:
         if builtins.__import__ is not self.import_guard:
             return False
         return all(getattr(owner, name, None) is wrapped for owner, name, wrapped in self.escapes.values())
+
+
+# --- the audit hook, sealed -----------------------------------------------------------------------
+# The hook decides from state no Python object the candidate can reach holds (2026-12-07, verifier 19).
+# Until then it was a method of AuditTripwire reading the tripwire's attributes (its re-entrancy flag
+# `_busy`, candidate_file, the trusted folders), this module's globals and its class's methods, all
+# reachable with the static policy off (the import guard installed as builtins.__import__ closes over
+# the tripwire; this module is in sys.modules): forward() set `_busy`, asked sys._getframe for the
+# harness's frames, rewrote the timing lists and put `_busy` back before returning.
+#
+# Now the functions below are templates: `_sealed_hook` copies each into a namespace of its own (the
+# functions' globals: the decision's settings as plain strings, tuples and frozensets, the stdlib
+# functions it calls and a copy of builtins, all taken at install, before any candidate code ran) and
+# hands sys.addaudithook the copy of `_hook`. Nothing holds that namespace or its functions but the
+# functions themselves and the interpreter's list of hooks, which Python cannot read (gc.get_referrers
+# and gc.get_objects are refused). A change to the tripwire, this module or its class after install
+# changes nothing the hook reads.
+#
+# Re-entrancy without a flag: the hook's own frame look-ups raise events too (sys._getframe and a
+# frame's f_code). A frame's f_code is answered first (a frame's code, asked of a frame one already
+# holds, hands out nothing the frame did not). sys._getframe is answered without a look-up when the
+# frame it returns runs one of the sealed frame readers (FRAME_READERS: its code, and the sealed
+# namespace as its globals, which no other function has): those readers call nothing but C code on
+# frames and strings (str's methods unbound), so no other code can run while one of their frames is on the stack, and
+# no one else can be handed such a frame. Every other event raised while the hook runs (a repr in a
+# refusal's message, a path resolved) is judged like any other, the hook's own frames included.
+
+def _sealed_hook(tripwire: AuditTripwire) -> Callable[[str, tuple], None]:
+    """The hook for `tripwire`'s settings at this moment, in a namespace nothing else holds."""
+    import types
+
+    ns: dict[str, Any] = {name: globals()[name] for name in _SEALED_CONSTANTS}
+    sealed_builtins = dict(builtins.__dict__)
+    paths = _sealed_paths(sealed_builtins)
+    ns.update(
+        __builtins__=sealed_builtins, __name__=__name__, SEALED=ns, FrameType=types.FrameType,
+        CANDIDATE_FILE=str(tripwire.candidate_file), WRITABLE_DIR=str(tripwire.writable_dir),
+        STDLIB=tuple(tripwire._stdlib), SITE=tuple(tripwire._site), TRITON=str(tripwire._triton),
+        TRITON_DIR=str(tripwire._triton) + os.sep, TRUSTED=(str(tripwire._triton), str(tripwire._kgym)),
+        PROFILE_SETTERS=frozenset(tripwire.profile_setters), INTERPRETER_REWRITING=tripwire.interpreter_rewriting,
+        REPORT=tripwire.report, VIOLATIONS=tripwire.violations, getframe=sys._getframe,
+        realpath=paths["realpath"], fsdecode=paths["fsdecode"], isfile=paths["isfile"],
+        basename=paths["basename"], PathLike=os.PathLike, startswith=str.startswith, endswith=str.endswith, str_eq=str.__eq__,
+        WATCHED=_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS)
+    for f in _SEALED_FUNCTIONS:
+        ns[f.__name__] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, None)
+    ns["FRAME_READERS"] = frozenset(ns[f.__name__].__code__ for f in _FRAME_READERS)
+    return ns["_hook"]
+
+
+def _sealed_paths(sealed_builtins: dict) -> dict[str, Any]:
+    """posixpath's realpath, isfile and basename and os.fsdecode, for the sealed hook: the same code, run
+    with globals of their own (a copy of posixpath's, with `os`, `stat` and `genericpath` replaced by
+    namespaces of the C functions they use, and the sealed builtins). The originals look up
+    `os.fspath`, `os.lstat`, `genericpath._check_arg_types`, ... in modules any code may rewrite: a
+    candidate with the policy off could have answered the hook's path rules for them."""
+    import genericpath
+    import posixpath
+    import stat
+    import types
+
+    ns: dict[str, Any] = dict(posixpath.__dict__)
+    ns.update(__builtins__=sealed_builtins, fspath=os.fspath, bytes_decode=bytes.decode, str_encode=str.encode,
+              FS_ENCODING=sys.getfilesystemencoding(), FS_ERRORS=sys.getfilesystemencodeerrors())
+
+    def seal(f: Any) -> Any:
+        g = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, f.__closure__)
+        g.__kwdefaults__ = dict(f.__kwdefaults__) if f.__kwdefaults__ else None
+        return g
+
+    for name, value in list(ns.items()):
+        if type(value) is types.FunctionType and value.__module__ in ("posixpath", "genericpath"):
+            ns[name] = seal(value)
+    ns["fsdecode"], ns["fsencode"] = seal(_path_fsdecode), seal(_path_fsencode)
+    ns["genericpath"] = types.SimpleNamespace(_check_arg_types=seal(genericpath._check_arg_types),
+                                              _splitext=seal(genericpath._splitext))
+    ns["os"] = types.SimpleNamespace(fspath=os.fspath, stat=os.stat, lstat=os.lstat, fstat=os.fstat,
+                                     readlink=os.readlink, getcwd=os.getcwd, getcwdb=os.getcwdb,
+                                     fsdecode=ns["fsdecode"], fsencode=ns["fsencode"],
+                                     sep=os.sep)
+    ns["stat"] = types.SimpleNamespace(S_ISLNK=stat.S_ISLNK, S_ISREG=stat.S_ISREG, S_ISDIR=stat.S_ISDIR)
+    return {name: ns[name] for name in ("realpath", "isfile", "basename", "fsdecode")}
+
+
+def _path_fsdecode(filename):  # sealed (_sealed_paths): os.fsdecode with its encoding bound
+    filename = fspath(filename)
+    if isinstance(filename, bytes):
+        return bytes_decode(filename, FS_ENCODING, FS_ERRORS)
+    return filename
+
+
+def _path_fsencode(filename):  # sealed (_sealed_paths): os.fsencode with its encoding bound
+    filename = fspath(filename)
+    if isinstance(filename, str):
+        return str_encode(filename, FS_ENCODING, FS_ERRORS)
+    return filename
+
+
+def _hook(event, args):  # sealed (see above): globals are the sealed namespace
+    if event == "object.__getattr__":
+        if len(args) > 1 and type(args[1]) is str and args[1] == "f_code" and type(args[0]) is FrameType:
+            return  # the hook's own reads of a frame's code, every frame it looks at
+    elif event == "sys._getframe":
+        frame = args[0] if args else None
+        if type(frame) is FrameType and frame.f_globals is SEALED and frame.f_code in FRAME_READERS:
+            return  # a sealed frame reader asking for its own frame
+    if not (event == "open" or event.startswith(WATCHED) or event in _INTROSPECTION):
+        return
+    why = _denied(event, args)
+    if why:
+        VIOLATIONS.append(why)
+        REPORT("policy", f"sandbox: {why}")
+        raise PermissionError(f"kgym sandbox: {why} is not allowed")
+
+
+# The frame readers: C code on frames and strings only (see above; str's own methods, unbound, so that
+# no subclass's method can run). `up` counts frames above the reader's caller: 0 is the caller itself.
+def _frame_file(up):
+    """File of the frame `up` frames above the caller ("" past the outermost)."""
+    frame = getframe(0).f_back
+    while up and frame is not None:
+        frame = frame.f_back
+        up -= 1
+    return frame.f_code.co_filename if frame is not None else ""
+
+
+def _frame_runs(up, codes):
+    """Does the frame `up` frames above the caller run one of `codes`?"""
+    frame = getframe(0).f_back
+    while up and frame is not None:
+        frame = frame.f_back
+        up -= 1
+    return frame is not None and frame.f_code in codes
+
+
+def _candidate_on_stack(up):
+    """Is the candidate's file on the stack, from `up` frames above the caller out?"""
+    frame = getframe(0).f_back
+    while up and frame is not None:
+        frame = frame.f_back
+        up -= 1
+    while frame is not None:
+        if str_eq(frame.f_code.co_filename, CANDIDATE_FILE):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _first_non_stdlib(up):
+    """File of the innermost non-stdlib frame from `up` frames above the caller out ("" if none)."""
+    frame = getframe(0).f_back
+    while up and frame is not None:
+        frame = frame.f_back
+        up -= 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (startswith(name, "<frozen") or (startswith(name, STDLIB) and not startswith(name, SITE))):
+            return name
+        frame = frame.f_back
+    return ""
+
+
+def _evaluator(up):
+    """Walking out through stdlib frames from `up` frames above the caller: None when the import system
+    is reached first (a frozen importlib frame), else the first non-stdlib file, "?" if none."""
+    frame = getframe(0).f_back
+    while up and frame is not None:
+        frame = frame.f_back
+        up -= 1
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if not (startswith(name, "<frozen") or (startswith(name, STDLIB) and not startswith(name, SITE))):
+            return name
+        if startswith(name, "<frozen importlib"):
+            return None
+        frame = frame.f_back
+    return "?"
+
+
+def _is_stdlib(name):
+    return startswith(name, "<frozen") or (startswith(name, STDLIB) and not startswith(name, SITE))
+
+
+def _path_ok(path):
+    if isinstance(path, int):
+        return True  # an already-open descriptor: opening it was checked (shutil.rmtree uses these)
+    if isinstance(path, (bytes, PathLike)):
+        path = fsdecode(path)
+    return isinstance(path, str) and realpath(path).startswith(WRITABLE_DIR)
+
+
+def _denied(event, args):
+    """The rules (sealed): the reason to refuse `event`, or None. Frames: 0 is this function, 1 the
+    hook, 2 the frame that raised the event."""
+    if event == "open":
+        path, mode = (args + (None, None))[:2]
+        if not isinstance(path, (str, bytes, PathLike)):
+            return None  # an already-open descriptor (os.fdopen): the open itself was checked
+        real = realpath(fsdecode(path))
+        if real.startswith(_OPEN_DENY_DIRS) and real not in _HARMLESS_DEVICES and _candidate_on_stack(2):
+            return f"open({path!r})"
+        writing = isinstance(mode, str) and any(c in mode for c in "wax+")
+        if writing and not real.startswith(WRITABLE_DIR):
+            return f"open({path!r}, {mode!r}) for writing"
+        return None
+    if event.startswith(_PROCESS_EVENTS):
+        # subprocess.Popen: (executable, args, cwd, env), executable often None; os.posix_spawn and
+        # os.exec: (path, argv, env)
+        exe = args[0] if args else None
+        if exe is None and len(args) > 1 and isinstance(args[1], (list, tuple)) and args[1]:
+            exe = args[1][0]
+        elif exe is None and len(args) > 1 and isinstance(args[1], (str, bytes)):
+            exe = args[1].split()[0] if args[1].split() else ""
+        if isinstance(exe, (list, tuple)):
+            exe = exe[0] if exe else ""
+        exe = basename(fsdecode(exe)) if isinstance(exe, (str, bytes, PathLike)) else ""
+        if exe in _TOOLCHAIN and startswith(_first_non_stdlib(2), TRITON):
+            return None
+        return f"{event} {str(args)[:120]}"
+    if event.startswith(_PATH_EVENTS):
+        return None if args and _path_ok(args[0]) else f"{event} {str(args)[:120]}"
+    if event == "pickle.find_class" and args and isinstance(args[0], str) and (
+            args[0].partition(".")[0] in _UNPICKLE_PACKAGES):
+        return None  # the harness unpickling its parent's commands (handles, dtypes, sizes)
+    if event == "sys.setprofile" and _frame_runs(2, PROFILE_SETTERS):
+        return None  # the harness's own watch between its calls (outside.CallWindow)
+    if event.startswith(_DENY_PREFIXES):
+        return f"{event} {str(args)[:120]}"
+    if event in ("exec", "compile"):
+        return _evaluation(event, args)
+    if event in _INTROSPECTION:
+        # Triton's and kgym's own reads pass wherever the candidate is; decided first, so that the
+        # harness's reads (every function's __code__ and defaults in its fingerprint of kgym's
+        # globals, ~1,000 a check) do not each walk the whole stack: the same answers, the stack walk
+        # only for other callers.
+        caller = _frame_file(2)  # the frame that raised the event
+        if startswith(caller, TRUSTED):
+            return None
+        if not _candidate_on_stack(2):
+            return None
+        if _is_stdlib(caller) and (not _yields_frame(event, args) or endswith(caller, _FRAME_READING_STDLIB)):
+            return None
+        return f"{event} {str(args)[:120]}"
+    return None
+
+
+def _evaluation(event, args):
+    """exec (eval, exec, get_type_hints, ...) after the candidate's import began: Triton and the
+    import system only. Walks out from the frame that raised the event through stdlib frames (typing,
+    inspect, dataclasses and the like evaluate on a caller's behalf) to the first one that is not: it
+    must be Triton's. kgym's own frames are not exempt: a finalizer the candidate left runs inside
+    them. `compile` alone is inert (typing's Optional["T"] compiles its string without running it): a
+    code object runs only through an exec event, which is judged here whatever file the code claims,
+    or through function/code construction, refused above. Frames: 0 this, 1 _denied, 2 the hook, 3
+    the frame that raised the event."""
+    if event == "compile":
+        return _compilation(args)
+    asker = _evaluator(3)
+    if asker is None:
+        # A module being imported (the candidate's own import included), unless it is a file the
+        # candidate wrote into its private dir: that would be its code under another name.
+        code = args[0] if args else None
+        claimed = getattr(code, "co_filename", "") or ""
+        where = realpath(claimed) if type(claimed) is str else ""
+        if where.startswith(WRITABLE_DIR) and where != CANDIDATE_FILE:
+            return f"exec of {basename(where)} (a module the candidate wrote, imported)"
+        if type(claimed) is not str or not (claimed.startswith("<frozen") or isfile(where)):
+            # A real import runs a module's file; code that names no file was compiled from a string
+            # and handed to a loader (a candidate's importlib subclass, 2026-12-04).
+            return f"exec of code from {str(claimed)[:80]!r} through the import system (no such module file)"
+        return None
+    if startswith(asker, TRITON):
+        if not endswith(asker, _INTERPRETER_FILE):
+            return None
+        # Triton's interpreter execs the kernels it rewrites: only kgym's own rewrite of a checked
+        # kernel (LaunchCounter.pin_interpreted), of code from the candidate's file. Any other exec
+        # through it ran a string no rule had read (the rewriter's private _compile_and_exec, reached
+        # through the kernel object, under a file name of its choosing).
+        code = args[0] if args else None
+        claimed = getattr(code, "co_filename", None)
+        if INTERPRETER_REWRITING() and type(claimed) is str and _candidates_or_tritons(claimed):
+            return None
+        return (f"{event} through Triton's interpreter outside kgym's rewrite of a checked kernel "
+                f"(code of {basename(claimed) if type(claimed) is str else '?'})")
+    return f"{event} (string or code evaluation, asked from {basename(asker)})"
+
+
+def _compilation(args):
+    """`compile` is inert on its own, but the file name it gives the code decides whose frames that
+    code runs in: with the candidate's code on the stack, only its own file, the names of strings
+    (typing's forward references, dataclasses, Triton's binder) and Triton's files (its parser; the
+    interpreter's rewrite) may be given. Code compiled under another module's name ran outside every
+    rule keyed on the candidate's frames: numpy through TensorBase, a forged json.dumps (a
+    SourceFileLoader subclass, our red team, 2026-12-04). Frames: 0 this, 1 _evaluation, 2 _denied,
+    3 the hook, 4 the frame that raised the event."""
+    if not _candidate_on_stack(4):
+        return None
+    filename = args[1] if len(args) > 1 else None
+    if type(filename) is bytes:
+        filename = fsdecode(filename)
+    if filename is None:
+        # compile() of an AST: Python reports no file name (3.11). The code still runs only through an
+        # exec event, judged on its code object's co_filename (_evaluation), or by function or code
+        # construction, which is refused.
+        return None
+    if type(filename) is not str:
+        return "compile with a file name that is not a str"
+    if filename in _STRING_FILENAMES:
+        return None
+    if _candidates_or_tritons(filename):
+        return None
+    return f"compile of code under the name {filename[:80]!r} (not the candidate's file)"
+
+
+def _candidates_or_tritons(filename):
+    """Is this file name the candidate's file or one of Triton's?"""
+    real = realpath(filename)
+    return real == CANDIDATE_FILE or real.startswith(TRITON_DIR)
+
+
+_FRAME_READERS = (_frame_file, _frame_runs, _candidate_on_stack, _first_non_stdlib, _evaluator)
+_SEALED_FUNCTIONS = (_hook, *_FRAME_READERS, _is_stdlib, _path_ok, _denied, _evaluation, _compilation,
+                     _candidates_or_tritons, _yields_frame)
+_SEALED_CONSTANTS = ("_DENY_PREFIXES", "_PATH_EVENTS", "_PROCESS_EVENTS", "_TOOLCHAIN", "_INTROSPECTION",
+                     "_FRAME_ATTRIBUTES", "_FRAME_READING_STDLIB", "_OPEN_DENY_DIRS", "_HARMLESS_DEVICES",
+                     "_INTERPRETER_FILE", "_STRING_FILENAMES", "_UNPICKLE_PACKAGES")

@@ -592,7 +592,7 @@ class Child:
         lent = lent_keys([*inputs, check])
         state_s = self.kept.seconds
         runs, warmup = int(msg["runs"]), int(msg["warmup"])
-        state: dict[str, Any] = {"i": None, "out": None, "nonce": None}
+        state: dict[str, Any] = {"i": None, "out": None, "nonce": None, "figures": None}
         signatures: set[str] = set()
         # Where this process's share of each run goes, summed over the batch (ns; reported as seconds,
         # for the parent's stage split only: a claim that decides nothing): the wait for the parent's
@@ -629,9 +629,11 @@ class Child:
             # Untimed, after the output was read and copied: the call's young cycles (the
             # candidate's cleanup may run, not launch, and can no longer touch this run's output).
             self.window.collect()
+            # The run's figures go with it (a timed run's; None for a warm-up): the summary at the end
+            # must repeat them, so rewriting the batch's lists later changes nothing already sent.
             send_reply(self.sock, {"op": "ran", "i": i, "problem": problem, "problem_gate": gate,
-                                   "nonce": state["nonce"]})
-            state["i"] = None
+                                   "nonce": state["nonce"], "figures": state["figures"]})
+            state["i"] = state["figures"] = None
             host_ns["finish"] += now_ns() - t0
 
         def before_each(i: int) -> None:
@@ -666,6 +668,9 @@ class Child:
                 host_ns["hold"] += 2 * hold.cycles * 1_000_000 // timing.HOLD_CYCLES_PER_MS
             self.counter.reset()
 
+        def after_each(i: int, t: float, w: float, s: float) -> None:
+            state["figures"] = [t, w, s]
+
         def fn() -> None:  # timed: nothing but the call (host work after the launch would be timed too)
             state["out"] = self._call(inputs)
 
@@ -697,7 +702,8 @@ class Child:
                         calibration, device=self.device, runs=20, warmup=2)
                 t_batch_ns = now_ns()
                 times, walls, spans, clock = timing.run_timed(fn, device=self.device, runs=runs, warmup=warmup,
-                                                              before_each=before_each, hold=hold)
+                                                              before_each=before_each, hold=hold,
+                                                              after_each=after_each)
                 finish_run()
                 if self.device.type == "cuda":
                     _synchronize(self.device)

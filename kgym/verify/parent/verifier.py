@@ -542,6 +542,7 @@ class Verifier:
         v.add_stage("timing_setup", time.perf_counter() - t_setup)
         time_nonce = proc.send({"op": "time", "inputs": handles, "check": check_handle, "runs": runs,
                                 "warmup": warmup})
+        sent: list[list[float]] = []  # each timed run's (clock, wall, span) ms, as its `ran` gave them
         for i, transform in zip(order, kinds):
             t_draw = time.perf_counter()
             draw = self._fresh_draw(ref, nominal, rng, transform)
@@ -573,6 +574,11 @@ class Verifier:
             if reply.get("problem"):
                 v.fail("isolation", f"timed run {i}: {str(reply['problem'])[:2000]}")
                 return None
+            if i >= 0:
+                figures = _floats(reply, "figures")
+                if len(figures) != 3:
+                    raise _malformed("figures")
+                sent.append(figures)
             # Every run (warm-up too): the inputs are the candidate's to read, never to write (a
             # mutation seen only in the runs a coin checked went unseen in the ~92% left).
             t_check = time.perf_counter()
@@ -621,6 +627,13 @@ class Verifier:
         if (len(m.times_ms) != runs or len(m.wall_ms) != runs or len(m.span_ms) != runs
                 or any(not (x >= 0) for x in m.times_ms + m.wall_ms + m.span_ms)):
             raise ChildFailure("crash", "the candidate's process returned malformed timings")
+        if [list(f) for f in zip(m.times_ms, m.wall_ms, m.span_ms)] != sent:
+            # Each run's figures left the child with its `ran`, before any later run's code ran: a
+            # summary that differs was rewritten afterwards (2026-12-07: forward() reached
+            # timing.run_timed's frame and rewrote the earlier runs' times in its lists).
+            v.fail("isolation", "timing tripwire: the batch's timings differ from those each run reported as "
+                   "it ended: they were rewritten after the run")
+            return None
         if sum(m.wall_ms) > elapsed_ms:
             # timer tampering and hidden work are tripwires: hard (isolation), not the soft timing gate
             v.fail("isolation", f"timing tripwire: the reported runs ({sum(m.wall_ms):.1f} ms) outlast the request "
