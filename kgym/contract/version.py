@@ -90,8 +90,11 @@ from pathlib import Path
 # syncs and passes (a passing case compared in one pass, the profile read from torch's raw events, draws
 # seeded directly, the CUDA cache emptied only when memory is short): no verdict changed, the fingerprint only.
 # (still 18) kept_state.py takes fill_/copy_ from accessors instead of binding them again: the fingerprint only.
-VERIFIER_VERSION = "kgym-verify-18"
-VERIFIER_SOURCE_FINGERPRINT = "ac36e8407585f3c6"
+# 19: a red team by class on speed credit (2026-12-07): the timed window ends with the output in the
+# reference's (contiguous) layout: a non-contiguous output is copied into the check buffer inside the
+# window (an expanded view of one value per row had the harness's untimed copy write the whole output).
+VERIFIER_VERSION = "kgym-verify-19"
+VERIFIER_SOURCE_FINGERPRINT = "9d239f03c845ef80"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
