@@ -101,8 +101,13 @@ from pathlib import Path
 # Each timed run's figures go to the parent with its `ran`; a summary that differs fails (isolation).
 # The hook's path rules resolve paths with sealed copies of posixpath's functions (a rewritten
 # posixpath._joinrealpath let a write outside the private dir pass the hook).
+# 19 also: a red team by class on speed credit (2026-12-07): the timed window ends with the output in the
+# reference's (contiguous) layout: a non-contiguous output is copied into the check buffer inside the
+# window (an expanded view of one value per row had the harness's untimed copy write the whole output).
+# And a hybrid's library call runs under the torch global flags of load (a matmul precision set at
+# import ran the GEMM in reduced precision while the eager baseline ran full float32).
 VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "eda06d8e13a4f325"
+VERIFIER_SOURCE_FINGERPRINT = "6fa4554119ecbe21"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -29,6 +29,7 @@ storage_offset = _TB.storage_offset
 element_size = _TB.element_size
 numel = _TB.numel
 stride = _TB.stride
+is_contiguous = _TB.is_contiguous
 copy_ = _TB.copy_
 fill_ = _TB.fill_
 view = _TB.view

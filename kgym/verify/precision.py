@@ -4,7 +4,8 @@ PyTorch leaves `torch.backends.cudnn.allow_tf32` on by default, so an eager conv
 Ampere-or-later GPU rounds its inputs to 10-bit mantissas: a reference computed that way is off by
 ~1e-3 relative, and an honest IEEE-precision Triton convolution would fail gate 4's 1e-4 against
 it. The verifier therefore computes references, baselines and hybrid library calls in true FP32.
-(A hybrid candidate that turns TF32 back on for speed is judged by its outputs like any other.)
+(A hybrid candidate that turns TF32 back on is refused at its library call, which runs under the
+flags of load: `guard.backend_flags`, verifier 19.)
 Does nothing on a CPU.
 """
 

@@ -25,6 +25,8 @@ decides from a sealed copy of its rules and settings, taken at install (`_sealed
 object, this module or its class afterwards changes nothing the hook reads.
 """
 
+# ruff: noqa: F821 - the sealed functions below run with the sealed namespace `_sealed_hook` builds as
+# their globals (CANDIDATE_FILE, realpath, startswith, ...): names this module itself never defines.
 from __future__ import annotations
 
 import builtins
@@ -328,7 +330,8 @@ def _sealed_hook(tripwire: AuditTripwire) -> Callable[[str, tuple], None]:
         PROFILE_SETTERS=frozenset(tripwire.profile_setters), INTERPRETER_REWRITING=tripwire.interpreter_rewriting,
         REPORT=tripwire.report, VIOLATIONS=tripwire.violations, getframe=sys._getframe,
         realpath=paths["realpath"], fsdecode=paths["fsdecode"], isfile=paths["isfile"],
-        basename=paths["basename"], PathLike=os.PathLike, startswith=str.startswith, endswith=str.endswith, str_eq=str.__eq__,
+        basename=paths["basename"], PathLike=os.PathLike, startswith=str.startswith, endswith=str.endswith,
+        str_eq=str.__eq__,
         WATCHED=_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS)
     for f in _SEALED_FUNCTIONS:
         ns[f.__name__] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, None)

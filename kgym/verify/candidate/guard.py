@@ -177,6 +177,37 @@ def covers_storage(t: Any) -> bool:
     return True
 
 
+# torch's global flags that choose how a library call computes: precision modes (TF32, bf16 passes,
+# reduced-precision reductions and accumulation), cuDNN's algorithm search and determinism, the BLAS
+# backend. Read through C getters bound here, before any candidate code exists in the process.
+_FLAG_GETTERS = tuple((n, getattr(torch._C, "_get_" + n)) for n in (
+    "float32_matmul_precision", "cublas_allow_tf32", "cudnn_allow_tf32", "cudnn_benchmark", "cudnn_deterministic",
+    "cudnn_enabled", "mkldnn_enabled", "mkldnn_deterministic", "cublas_allow_fp16_reduced_precision_reduction",
+    "cublas_allow_bf16_reduced_precision_reduction", "cublas_allow_fp16_accumulation", "blas_preferred_backend",
+    "linalg_preferred_backend") if hasattr(torch._C, "_get_" + n))
+_FP32_PRECISION = getattr(torch._C, "_get_fp32_precision_getter", None)
+_FP32_PRECISION_KEYS = (("generic", "all"), ("cuda", "matmul"), ("cuda", "all"), ("mkldnn", "matmul"),
+                        ("mkldnn", "conv"), ("mkldnn", "rnn"), ("mkldnn", "all"))
+
+
+def backend_flags() -> tuple:
+    """The library-relevant global flags now (a getter that raises reads as its error's type: torch's
+    legacy precision getter raises once the new per-backend API was used)."""
+    values = []
+    for name, get in _FLAG_GETTERS:
+        try:
+            values.append((name, repr(get())))
+        except Exception as e:  # noqa: BLE001
+            values.append((name, type(e).__name__))
+    if _FP32_PRECISION is not None:
+        for backend, op in _FP32_PRECISION_KEYS:
+            try:
+                values.append((f"fp32_precision {backend}.{op}", repr(_FP32_PRECISION(backend, op))))
+            except Exception as e:  # noqa: BLE001
+                values.append((f"fp32_precision {backend}.{op}", type(e).__name__))
+    return tuple(values)
+
+
 def op_name(func: Any) -> str:
     """'aten::relu.default' -> 'relu' (the overload packet)."""
     name = func.name() if hasattr(func, "name") else str(func)
@@ -209,6 +240,9 @@ class ComputeGuard(TorchDispatchMode):
         # only while the harness checks the candidate's kept storages between its calls (HARNESS_OPS,
         # untracked).
         self.phase = "run"
+        # The flags the process started with (the baselines' in the parent): a hybrid's library call
+        # runs under them or not at all (`_library_flags`).
+        self.flags_at_load = backend_flags()
         self.provenance: Any = None  # a provenance.Provenance, told what each op wrote
         # The arithmetic the reference's construction does, by construction_key, with counts: what
         # the candidate's construction may still do (spent as it goes).
@@ -279,6 +313,10 @@ class ComputeGuard(TorchDispatchMode):
         if self.hybrid and namespace == "aten" and name in LIBRARY_OPS:
             self.library_calls.append(name)
             if len(self.library_calls) == 1:
+                why = self._library_flags()
+                if why is not None:
+                    self.record(why)
+                    raise IsolationViolation(f"kgym guard: {why}")
                 out = func(*args, **kwargs)
                 # the kind the reference makes, no larger than its largest call (library.py)
                 allowance = as_allowance(self.hybrid)
@@ -293,6 +331,20 @@ class ComputeGuard(TorchDispatchMode):
             self.record(f"{namespace}::{name}")
         raise IsolationViolation(f"kgym guard: PyTorch compute ({namespace}::{name}) is not allowed "
                                  "in forward(); write it as a Triton kernel")
+
+    def _library_flags(self) -> str | None:
+        """The library call is the reference's call as the baselines run it: under the global flags
+        the process was loaded with. Why: `torch.set_float32_matmul_precision("medium")` at the
+        candidate's module level (policy on) ran a hybrid's GEMM in reduced precision (TF32 on a GPU,
+        bf16 passes on a CPU with AVX512-BF16: ~1.5x faster there, within the 1e-4 tolerance) while
+        the eager baseline ran full float32; cuDNN's `benchmark` (policy off) searched algorithms the
+        baseline never does. A candidate whose Triton kernels alone compute is not affected."""
+        now = backend_flags()
+        if now == self.flags_at_load:
+            return None
+        changed = [f"{n} {a} -> {b}" for (n, a), (_, b) in zip(self.flags_at_load, now) if a != b]
+        return ("the library call would run under changed torch global flags (" + "; ".join(changed[:4]) +
+                "): a hybrid's library call runs under the flags its baselines run under")
 
     def _no_cast(self, name: str, args: tuple, kwargs: dict, out: Any) -> Any:
         """Copies must be copies: a value-changing cast computes (library.py's cast rule)."""
