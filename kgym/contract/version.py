@@ -106,8 +106,12 @@ from pathlib import Path
 # window (an expanded view of one value per row had the harness's untimed copy write the whole output).
 # And a hybrid's library call runs under the torch global flags of load (a matmul precision set at
 # import ran the GEMM in reduced precision while the eager baseline ran full float32).
+# (still 19) a red team by class on the child's claims (2026-12-07): the switches that blind torch's profiler,
+# the guard's backstop (`_enable_record_function`, callbacks cleared, the legacy profiler), are replaced by
+# doors that refuse every call wherever bound; the profiler's session switches refuse the candidate; an escape
+# wrapper keeps its original as a keyword-only default, not in a closure cell anyone reads (policy off).
 VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "6fa4554119ecbe21"
+VERIFIER_SOURCE_FINGERPRINT = "f095c216e3bd0fda"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -96,6 +96,18 @@ _GUARD_SWITCHES_C = ("_DisableTorchDispatch", "_pop_torch_dispatch_stack", "_set
                      "_DisablePythonDispatcher", "_ForceDispatchKeyGuard")
 _GUARD_SWITCHES_PY = ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily")
 _UNPICKLE_PACKAGES = frozenset({"kgym", "torch", "builtins", "copyreg", "collections"})
+# Switches that blind torch's profiler, the dispatch guard's backstop (it records every aten op of every
+# thread, below any Python mode): RecordFunction off for this thread, its callbacks cleared or replaced,
+# the legacy profiler's session. The harness never calls them once the candidate is loaded, so every
+# binding of each (torch.autograd holds copies) is replaced by a door that refuses whoever calls it and
+# keeps no original to hand back. `torch._C._autograd._enable_record_function(False)` inside forward()
+# around torch compute under a guard switched off (an alias of _DisableTorchDispatch no tripwire wraps),
+# put back before it returned, passed every check (policy off, 2026-12-07).
+_PROFILER_BLINDS = ("_enable_record_function", "_clear_callbacks", "_set_empty_test_observer",
+                    "_toggle_collection_dynamic", "_enable_profiler_legacy", "_disable_profiler_legacy")
+# The profiler's own session switches: the harness's profile calls them (no candidate on the stack);
+# from the candidate they would end the harness's session and start one of its own mid-forward.
+_PROFILER_SESSION = ("_prepare_profiler", "_enable_profiler", "_disable_profiler")
 
 
 def _site_dirs() -> list[str]:
@@ -239,11 +251,14 @@ class AuditTripwire:
     def _escape_wrapper(self, label: str, original: Any, what: str) -> Any:
         tripwire = self
 
-        def wrapper(*args, **kwargs):
+        # The original is a keyword-only default, not a closure cell: `wrapper.__closure__` is readable
+        # by anyone with no audit event and handed out the unwrapped switch (policy off, 2026-12-07);
+        # reading `__kwdefaults__` is an audit event the hook refuses to the candidate.
+        def wrapper(*args, _kgym_original=original, **kwargs):
             if tripwire.candidate_on_stack(2):
                 tripwire.violation(f"{label}() {what}")
                 raise PermissionError(f"kgym sandbox: {label}() is not allowed")
-            return original(*args, **kwargs)
+            return _kgym_original(*args, **kwargs)
 
         return wrapper
 
@@ -272,16 +287,40 @@ class AuditTripwire:
             tripwire.violation(f"_posixsubprocess.fork_exec {str(argv)[:120]}")
             raise PermissionError("kgym sandbox: starting a process is not allowed")
 
+        # The profiler's switches (`_PROFILER_BLINDS`: refused always; `_PROFILER_SESSION`: refused with
+        # the candidate on the stack), by the object, wherever a module bound it.
+        autograd = torch._C._autograd
+        blinds = {getattr(autograd, n): n for n in _PROFILER_BLINDS if getattr(autograd, n, None) is not None}
+        session = {getattr(autograd, n): n for n in _PROFILER_SESSION if getattr(autograd, n, None) is not None}
+        # keyed by builtin functions only: their hash and == are C code that compares identities
+        builtin = type(len)
+        doors: dict[Any, Any] = {start_original: start_new_thread, fork_original: fork_exec}
+        for switch, name in blinds.items():
+            doors[switch] = self._profiler_door(name)
+        for switch, name in session.items():
+            doors[switch] = self._escape_wrapper(f"torch.autograd.{name}", switch,
+                                                 "switches the profiler (the guard's backstop) off or on")
         # `is`, not id(): id() raises an audit event per call (50k of them here, 0.1 s under the hook)
         for module in list(sys.modules.values()):
             try:
-                found = [(k, v) for k, v in vars(module).items() if v is start_original or v is fork_original]
+                found = [(k, v) for k, v in vars(module).items() if type(v) is builtin and v in doors]
             except TypeError:
                 continue
             for k, v in found:
-                door = start_new_thread if v is start_original else fork_exec
+                door = doors[v]
                 setattr(module, k, door)
                 self.escapes[f"{id(module)}.{k}"] = (module, k, door)
+
+    def _profiler_door(self, name: str) -> Any:
+        """A door in place of a switch that blinds the profiler (`_PROFILER_BLINDS`): it refuses every
+        call and holds no original."""
+        tripwire = self
+
+        def door(*args, **kwargs):
+            tripwire.violation(f"torch.autograd.{name}() switches the profiler (the guard's backstop) off")
+            raise PermissionError(f"kgym sandbox: torch.autograd.{name}() is not allowed")
+
+        return door
 
     def intact(self) -> bool:
         """Are the import guard and the escape tripwires still in place?"""
