@@ -109,9 +109,11 @@ from pathlib import Path
 # (still 19) a red team by class on the child's claims (2026-12-07): the switches that blind torch's profiler,
 # the guard's backstop (`_enable_record_function`, callbacks cleared, the legacy profiler), are replaced by
 # doors that refuse every call wherever bound; the profiler's session switches refuse the candidate; an escape
-# wrapper keeps its original as a keyword-only default, not in a closure cell anyone reads (policy off).
+# wrapper asks a generator holding the sealed hook's frame reader and the original (`audit._gate`), not the
+# tripwire's attributes or a closure cell, which the candidate reached (policy off: it moved `candidate_file`,
+# restarted the profiler's session around unguarded torch compute and passed).
 VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "f095c216e3bd0fda"
+VERIFIER_SOURCE_FINGERPRINT = "0f57dfe2423d8587"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

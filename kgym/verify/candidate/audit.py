@@ -170,7 +170,11 @@ class AuditTripwire:
         self.report("policy", f"sandbox: {why}")
 
     def install(self) -> None:
-        sys.addaudithook(_sealed_hook(self))
+        hook = _sealed_hook(self)
+        sys.addaudithook(hook)
+        # The escape wrappers ask the sealed hook's own frame reader whether the candidate is on the
+        # stack (`_gate`), not this object, whose attributes the candidate reaches.
+        self._sealed_on_stack = hook.__globals__["_candidate_on_stack"]
         self._install_import_guard()
         self._install_escape_tripwires()
         self._install_thread_and_fork_tripwires()
@@ -250,15 +254,20 @@ class AuditTripwire:
 
     def _escape_wrapper(self, label: str, original: Any, what: str) -> Any:
         tripwire = self
+        gate = _gate(self._sealed_on_stack, original)
+        next(gate)
 
-        # The original is a keyword-only default, not a closure cell: `wrapper.__closure__` is readable
-        # by anyone with no audit event and handed out the unwrapped switch (policy off, 2026-12-07);
-        # reading `__kwdefaults__` is an audit event the hook refuses to the candidate.
-        def wrapper(*args, _kgym_original=original, **kwargs):
-            if tripwire.candidate_on_stack(2):
+        # The decision and the original live in a generator's frame (`_gate`), read only through
+        # gi_frame, an audit event the hook refuses to the candidate. Held in a closure cell they were
+        # the candidate's (policy off, 2026-12-07): `__closure__` handed out the unwrapped switch, and the
+        # tripwire's `candidate_file`, which the wrapper read, could be moved for a while. The gate is a
+        # keyword-only default (a caller may pass another, which can hand out only what it already has).
+        def wrapper(*args, _kgym_gate=gate, **kwargs):
+            fn = _kgym_gate.send(1)
+            if fn is None:
                 tripwire.violation(f"{label}() {what}")
                 raise PermissionError(f"kgym sandbox: {label}() is not allowed")
-            return _kgym_original(*args, **kwargs)
+            return fn(*args, **kwargs)
 
         return wrapper
 
@@ -327,6 +336,16 @@ class AuditTripwire:
         if builtins.__import__ is not self.import_guard:
             return False
         return all(getattr(owner, name, None) is wrapped for owner, name, wrapped in self.escapes.values())
+
+
+def _gate(on_stack: Callable[[int], bool], original: Any) -> Any:
+    """An escape wrapper's decision (a generator, primed by the caller): sent 1 by the wrapper, it yields
+    the original when no frame of the candidate is on the stack above the wrapper, else None. Its locals
+    (the sealed hook's frame reader and the original) are reachable only through its frame."""
+    answer = None
+    while True:
+        up = yield answer
+        answer = None if on_stack(up) else original
 
 
 # --- the audit hook, sealed -----------------------------------------------------------------------
