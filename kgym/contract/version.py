@@ -113,7 +113,7 @@ from pathlib import Path
 # tripwire's attributes or a closure cell, which the candidate reached (policy off: it moved `candidate_file`,
 # restarted the profiler's session around unguarded torch compute and passed).
 VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "0f57dfe2423d8587"
+VERIFIER_SOURCE_FINGERPRINT = "8d9e3b31f8fc199d"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

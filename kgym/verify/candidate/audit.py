@@ -173,11 +173,12 @@ class AuditTripwire:
         hook = _sealed_hook(self)
         sys.addaudithook(hook)
         # The escape wrappers ask the sealed hook's own frame reader whether the candidate is on the
-        # stack (`_gate`), not this object, whose attributes the candidate reaches.
-        self._sealed_on_stack = hook.__globals__["_candidate_on_stack"]
+        # stack (`_gate`), not this object, whose attributes the candidate reaches. Never kept on this
+        # object: its __globals__ is the sealed namespace the hook decides from.
+        on_stack = hook.__globals__["_candidate_on_stack"]
         self._install_import_guard()
-        self._install_escape_tripwires()
-        self._install_thread_and_fork_tripwires()
+        self._install_escape_tripwires(on_stack)
+        self._install_thread_and_fork_tripwires(on_stack)
 
     def _install_import_guard(self) -> None:
         original = builtins.__import__
@@ -196,7 +197,7 @@ class AuditTripwire:
         builtins.__import__ = guarded_import
         self.import_guard = guarded_import
 
-    def _install_escape_tripwires(self) -> None:
+    def _install_escape_tripwires(self, on_stack: Callable[[int], bool]) -> None:
         from torch.utils import _mode_utils, _python_dispatch
 
         self.escapes: dict[str, Any] = {}
@@ -210,7 +211,8 @@ class AuditTripwire:
                 wrapped = self._escape_wrapper(f"{getattr(owner, '__name__', 'torch')}.{name}", original,
                                                "switches the dispatch guard off"
                                                if name.startswith("_") or name == "no_dispatch"
-                                               else "moves compute out of PyTorch's dispatcher and Triton")
+                                               else "moves compute out of PyTorch's dispatcher and Triton",
+                                               on_stack)
                 setattr(owner, name, wrapped)
                 self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)
         for owner in (torch.Tensor, torch.UntypedStorage, torch.TypedStorage):
@@ -252,9 +254,9 @@ class AuditTripwire:
 
         return data_ptr
 
-    def _escape_wrapper(self, label: str, original: Any, what: str) -> Any:
+    def _escape_wrapper(self, label: str, original: Any, what: str, on_stack: Callable[[int], bool]) -> Any:
         tripwire = self
-        gate = _gate(self._sealed_on_stack, original)
+        gate = _gate(on_stack, original)
         next(gate)
 
         # The decision and the original live in a generator's frame (`_gate`), read only through
@@ -271,7 +273,7 @@ class AuditTripwire:
 
         return wrapper
 
-    def _install_thread_and_fork_tripwires(self) -> None:
+    def _install_thread_and_fork_tripwires(self, on_stack: Callable[[int], bool]) -> None:
         """Two doors that raise no audit event (3.11): `_thread.start_new_thread` (every Python
         thread; dispatch modes are thread-local, so a thread would compute unguarded) and
         `_posixsubprocess.fork_exec` (subprocess and multiprocessing.util.spawnv_passfds end there).
@@ -308,7 +310,7 @@ class AuditTripwire:
             doors[switch] = self._profiler_door(name)
         for switch, name in session.items():
             doors[switch] = self._escape_wrapper(f"torch.autograd.{name}", switch,
-                                                 "switches the profiler (the guard's backstop) off or on")
+                                                 "switches the profiler (the guard's backstop) off or on", on_stack)
         # `is`, not id(): id() raises an audit event per call (50k of them here, 0.1 s under the hook)
         for module in list(sys.modules.values()):
             try:
