@@ -106,8 +106,14 @@ from pathlib import Path
 # window (an expanded view of one value per row had the harness's untimed copy write the whole output).
 # And a hybrid's library call runs under the torch global flags of load (a matmul precision set at
 # import ran the GEMM in reduced precision while the eager baseline ran full float32).
+# (still 19) a red team by class on the child's claims (2026-12-07): the switches that blind torch's profiler,
+# the guard's backstop (`_enable_record_function`, callbacks cleared, the legacy profiler), are replaced by
+# doors that refuse every call wherever bound; the profiler's session switches refuse the candidate; an escape
+# wrapper asks a generator holding the sealed hook's frame reader and the original (`audit._gate`), not the
+# tripwire's attributes or a closure cell, which the candidate reached (policy off: it moved `candidate_file`,
+# restarted the profiler's session around unguarded torch compute and passed).
 VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "6fa4554119ecbe21"
+VERIFIER_SOURCE_FINGERPRINT = "8d9e3b31f8fc199d"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

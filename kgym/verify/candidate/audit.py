@@ -96,6 +96,18 @@ _GUARD_SWITCHES_C = ("_DisableTorchDispatch", "_pop_torch_dispatch_stack", "_set
                      "_DisablePythonDispatcher", "_ForceDispatchKeyGuard")
 _GUARD_SWITCHES_PY = ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily")
 _UNPICKLE_PACKAGES = frozenset({"kgym", "torch", "builtins", "copyreg", "collections"})
+# Switches that blind torch's profiler, the dispatch guard's backstop (it records every aten op of every
+# thread, below any Python mode): RecordFunction off for this thread, its callbacks cleared or replaced,
+# the legacy profiler's session. The harness never calls them once the candidate is loaded, so every
+# binding of each (torch.autograd holds copies) is replaced by a door that refuses whoever calls it and
+# keeps no original to hand back. `torch._C._autograd._enable_record_function(False)` inside forward()
+# around torch compute under a guard switched off (an alias of _DisableTorchDispatch no tripwire wraps),
+# put back before it returned, passed every check (policy off, 2026-12-07).
+_PROFILER_BLINDS = ("_enable_record_function", "_clear_callbacks", "_set_empty_test_observer",
+                    "_toggle_collection_dynamic", "_enable_profiler_legacy", "_disable_profiler_legacy")
+# The profiler's own session switches: the harness's profile calls them (no candidate on the stack);
+# from the candidate they would end the harness's session and start one of its own mid-forward.
+_PROFILER_SESSION = ("_prepare_profiler", "_enable_profiler", "_disable_profiler")
 
 
 def _site_dirs() -> list[str]:
@@ -158,10 +170,15 @@ class AuditTripwire:
         self.report("policy", f"sandbox: {why}")
 
     def install(self) -> None:
-        sys.addaudithook(_sealed_hook(self))
+        hook = _sealed_hook(self)
+        sys.addaudithook(hook)
+        # The escape wrappers ask the sealed hook's own frame reader whether the candidate is on the
+        # stack (`_gate`), not this object, whose attributes the candidate reaches. Never kept on this
+        # object: its __globals__ is the sealed namespace the hook decides from.
+        on_stack = hook.__globals__["_candidate_on_stack"]
         self._install_import_guard()
-        self._install_escape_tripwires()
-        self._install_thread_and_fork_tripwires()
+        self._install_escape_tripwires(on_stack)
+        self._install_thread_and_fork_tripwires(on_stack)
 
     def _install_import_guard(self) -> None:
         original = builtins.__import__
@@ -180,7 +197,7 @@ class AuditTripwire:
         builtins.__import__ = guarded_import
         self.import_guard = guarded_import
 
-    def _install_escape_tripwires(self) -> None:
+    def _install_escape_tripwires(self, on_stack: Callable[[int], bool]) -> None:
         from torch.utils import _mode_utils, _python_dispatch
 
         self.escapes: dict[str, Any] = {}
@@ -194,7 +211,8 @@ class AuditTripwire:
                 wrapped = self._escape_wrapper(f"{getattr(owner, '__name__', 'torch')}.{name}", original,
                                                "switches the dispatch guard off"
                                                if name.startswith("_") or name == "no_dispatch"
-                                               else "moves compute out of PyTorch's dispatcher and Triton")
+                                               else "moves compute out of PyTorch's dispatcher and Triton",
+                                               on_stack)
                 setattr(owner, name, wrapped)
                 self.escapes[f"{id(owner)}.{name}"] = (owner, name, wrapped)
         for owner in (torch.Tensor, torch.UntypedStorage, torch.TypedStorage):
@@ -236,18 +254,26 @@ class AuditTripwire:
 
         return data_ptr
 
-    def _escape_wrapper(self, label: str, original: Any, what: str) -> Any:
+    def _escape_wrapper(self, label: str, original: Any, what: str, on_stack: Callable[[int], bool]) -> Any:
         tripwire = self
+        gate = _gate(on_stack, original)
+        next(gate)
 
-        def wrapper(*args, **kwargs):
-            if tripwire.candidate_on_stack(2):
+        # The decision and the original live in a generator's frame (`_gate`), read only through
+        # gi_frame, an audit event the hook refuses to the candidate. Held in a closure cell they were
+        # the candidate's (policy off, 2026-12-07): `__closure__` handed out the unwrapped switch, and the
+        # tripwire's `candidate_file`, which the wrapper read, could be moved for a while. The gate is a
+        # keyword-only default (a caller may pass another, which can hand out only what it already has).
+        def wrapper(*args, _kgym_gate=gate, **kwargs):
+            fn = _kgym_gate.send(1)
+            if fn is None:
                 tripwire.violation(f"{label}() {what}")
                 raise PermissionError(f"kgym sandbox: {label}() is not allowed")
-            return original(*args, **kwargs)
+            return fn(*args, **kwargs)
 
         return wrapper
 
-    def _install_thread_and_fork_tripwires(self) -> None:
+    def _install_thread_and_fork_tripwires(self, on_stack: Callable[[int], bool]) -> None:
         """Two doors that raise no audit event (3.11): `_thread.start_new_thread` (every Python
         thread; dispatch modes are thread-local, so a thread would compute unguarded) and
         `_posixsubprocess.fork_exec` (subprocess and multiprocessing.util.spawnv_passfds end there).
@@ -272,22 +298,56 @@ class AuditTripwire:
             tripwire.violation(f"_posixsubprocess.fork_exec {str(argv)[:120]}")
             raise PermissionError("kgym sandbox: starting a process is not allowed")
 
+        # The profiler's switches (`_PROFILER_BLINDS`: refused always; `_PROFILER_SESSION`: refused with
+        # the candidate on the stack), by the object, wherever a module bound it.
+        autograd = torch._C._autograd
+        blinds = {getattr(autograd, n): n for n in _PROFILER_BLINDS if getattr(autograd, n, None) is not None}
+        session = {getattr(autograd, n): n for n in _PROFILER_SESSION if getattr(autograd, n, None) is not None}
+        # keyed by builtin functions only: their hash and == are C code that compares identities
+        builtin = type(len)
+        doors: dict[Any, Any] = {start_original: start_new_thread, fork_original: fork_exec}
+        for switch, name in blinds.items():
+            doors[switch] = self._profiler_door(name)
+        for switch, name in session.items():
+            doors[switch] = self._escape_wrapper(f"torch.autograd.{name}", switch,
+                                                 "switches the profiler (the guard's backstop) off or on", on_stack)
         # `is`, not id(): id() raises an audit event per call (50k of them here, 0.1 s under the hook)
         for module in list(sys.modules.values()):
             try:
-                found = [(k, v) for k, v in vars(module).items() if v is start_original or v is fork_original]
+                found = [(k, v) for k, v in vars(module).items() if type(v) is builtin and v in doors]
             except TypeError:
                 continue
             for k, v in found:
-                door = start_new_thread if v is start_original else fork_exec
+                door = doors[v]
                 setattr(module, k, door)
                 self.escapes[f"{id(module)}.{k}"] = (module, k, door)
+
+    def _profiler_door(self, name: str) -> Any:
+        """A door in place of a switch that blinds the profiler (`_PROFILER_BLINDS`): it refuses every
+        call and holds no original."""
+        tripwire = self
+
+        def door(*args, **kwargs):
+            tripwire.violation(f"torch.autograd.{name}() switches the profiler (the guard's backstop) off")
+            raise PermissionError(f"kgym sandbox: torch.autograd.{name}() is not allowed")
+
+        return door
 
     def intact(self) -> bool:
         """Are the import guard and the escape tripwires still in place?"""
         if builtins.__import__ is not self.import_guard:
             return False
         return all(getattr(owner, name, None) is wrapped for owner, name, wrapped in self.escapes.values())
+
+
+def _gate(on_stack: Callable[[int], bool], original: Any) -> Any:
+    """An escape wrapper's decision (a generator, primed by the caller): sent 1 by the wrapper, it yields
+    the original when no frame of the candidate is on the stack above the wrapper, else None. Its locals
+    (the sealed hook's frame reader and the original) are reachable only through its frame."""
+    answer = None
+    while True:
+        up = yield answer
+        answer = None if on_stack(up) else original
 
 
 # --- the audit hook, sealed -----------------------------------------------------------------------
