@@ -141,11 +141,15 @@ def main(argv: list[str] | None = None) -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     model = args.workdir / f"model-{args.shape}"
     if not (model / "config.json").is_file():
-        import random_model
-        import torch
-
+        # In a process of its own: a 7B model drawn on the GPU leaves ~30 GiB in torch's cache of the
+        # process that drew it, which the job's engine and learner would then not have (the first
+        # overlapped 7B run on an H100 ran its learner out of memory that way, 2026-12-07).
         t0 = time.perf_counter()
-        random_model.build(model, args.shape, args.chat_template, "cuda" if torch.cuda.is_available() else "cpu")
+        build = [sys.executable, str(REPO / "benchmarks" / "random_model.py"), str(model), "--shape", args.shape,
+                 "--device", "cuda" if gpu_memory() else "cpu"]
+        if args.chat_template:
+            build += ["--chat-template", args.chat_template]
+        subprocess.run(build, cwd=REPO, check=True)
         print(f"rl_h200: built {args.shape} in {time.perf_counter() - t0:.1f} s", flush=True)
     run_id = args.run_id or f"h200-{args.shape}"
     sets = [f'model="{model}"', f'records.out="{args.workdir / "records"}"', f"steps={args.steps}",

@@ -428,10 +428,25 @@ class RLController:
                 self.log(f"jobs.rl: {why}; retry {failures}/{cfg.recovery.max_retries} from the last checkpoint "
                          f"with fresh actors")
                 self.records.end_attempt("retried", why)
+                self._sleep_after_out_of_memory(str(e))
                 self._restore_with_retries(cfg.recovery.max_retries - failures)
         self.records.end_attempt("done")
         return {"steps": self.step, "policy_version": self.version, "attempt": self.attempt,
                 "restarts": self.restarts}
+
+    def _sleep_after_out_of_memory(self, error: str) -> None:
+        """Colocated with the engine awake by the memory estimate, a step that ran the GPU out of memory
+        is retried with the engine sleeping while the learner steps (and so synchronously)."""
+        from jobs.rl_placement import decide_overlap, out_of_memory_sleep
+
+        memory = self.placement.memory
+        slept = out_of_memory_sleep(memory, error) if memory is not None else None
+        if slept is None:
+            return
+        self.placement = dataclasses.replace(self.placement, sleep_level=slept.level, sleep_reason=slept.reason,
+                                             memory=slept)
+        self.overlap = decide_overlap(self.config.offpolicy.overlap, self.placement)
+        self.log(f"jobs.rl: placement {self.placement.describe()}")
 
     def _restore_with_retries(self, left: int) -> None:
         """A new attempt from the last checkpoint; an actor failing to start counts as a retry too."""
@@ -834,9 +849,9 @@ def run_rl_job(config: RLJobConfig, log: Callable[[str], None] = print) -> dict[
         import ray
 
         from jobs.rl_placement import plan_placement
-        from ray_cluster.gpu_memory import total_gpu_memory_gib
+        from ray_cluster.gpu_memory import gpu_memory
 
-        placement = plan_placement(config, float(ray.cluster_resources().get("GPU", 0)), total_gpu_memory_gib)
+        placement = plan_placement(config, float(ray.cluster_resources().get("GPU", 0)), gpu_memory)
         planned.append(placement)
         if placement.mode == "cpu":
             return config.farm

@@ -20,11 +20,15 @@ Sleep or not, colocated (`decide_sleep`, a plain function of numbers): `[engine]
 set (0 never sleeps, 1 or 2 always); omitted, the engine stays awake when its share of the GPU
 (`gpu_memory_utilization` x the GPU's memory) + the learner's estimated peak
 (`kgym.training.learner_memory`, from the model's config.json and `[learner]`) + the verifier worker's
-reserve (`[placement] farm_memory_gib`) + `AWAKE_HEADROOM_GIB` fit in the GPU's memory
-(`[placement] gpu_memory_gib`, else asked of the GPU before anything starts), and sleeps (level 1) when
-they do not, or when either memory is unknown (the earlier behaviour). Sleep level 1 costs a copy of the
-weights to host memory every step (10.4 s at the 7B shape on an H100, 2026-12-07); the decision, its
-numbers and its reason are in `Placement.sleep_reason`, the job's log and its attempt record.
+reserve (`[placement] farm_memory_gib`) + `AWAKE_HEADROOM_GIB` fit in the GPU's memory that other
+processes leave free (`[placement] gpu_memory_gib`, else asked of the GPU before anything starts:
+its total and what is in use then), and sleeps (level 1) when they do not, or when either memory is
+unknown (the earlier behaviour). The estimate can be wrong: a step that fails with the GPU out of
+memory while the engine stayed awake by it (`out_of_memory_sleep`) is retried with the engine
+sleeping, synchronously, instead of failing the same way `[recovery] max_retries` times. Sleep
+level 1 costs a copy of the weights to host memory every step (10.4 s at the 7B shape on an H100,
+2026-12-07); the decision, its numbers and its reason are in `Placement.sleep_reason`, the job's
+log and its attempt record.
 
 Overlap (`[offpolicy] overlap`, `decide_overlap`): generating step s+1 while the learner steps on s
 needs the engine awake during the learner step. `RLJobConfig` refuses an explicit `[engine]
@@ -43,6 +47,7 @@ nodes (`kgym/farm/placement.py`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -50,6 +55,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from jobs.sections import ConfigError
+from ray_cluster.gpu_memory import GpuMemory
 
 if TYPE_CHECKING:
     from jobs.rl_config import RLJobConfig
@@ -62,6 +68,9 @@ COLOCATED_WORKER_SHARE = 0.25
 # Left free beside the awake engine, the learner's peak and the verifier: vLLM's non-torch memory
 # (NCCL, CUDA graphs' pools it does not count exactly), other CUDA contexts, the estimate's error.
 AWAKE_HEADROOM_GIB = 4.0
+# What a CUDA out-of-memory looks like in a failed step's error text (torch's allocator, cuBLAS, cuDNN).
+OUT_OF_MEMORY_SIGNS = ("CUDA out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED",
+                       "CUDNN_STATUS_ALLOC_FAILED", "CUDA error: out of memory")
 
 
 @dataclass(frozen=True)
@@ -75,40 +84,63 @@ class SleepDecision:
     learner_gib: float | None = None
     farm_gib: float | None = None
     headroom_gib: float | None = None
+    in_use_gib: float = 0.0  # held on the GPU by other processes before the job started
 
     @property
     def needed_gib(self) -> float | None:
         parts = (self.engine_gib, self.learner_gib, self.farm_gib, self.headroom_gib)
         return None if any(p is None for p in parts) else sum(parts)  # type: ignore[arg-type]
 
+    @property
+    def free_gib(self) -> float | None:
+        return None if self.gpu_gib is None else max(0.0, self.gpu_gib - self.in_use_gib)
 
-def decide_sleep(setting: int | None, gpu_gib: float | None, engine_share: float, learner_gib: float | None,
+
+def decide_sleep(setting: int | None, gpu: GpuMemory | None, engine_share: float, learner_gib: float | None,
                  farm_gib: float, headroom_gib: float = AWAKE_HEADROOM_GIB) -> SleepDecision:
     """The colocated engine's sleep level: `setting` ([engine] sleep_level) when given; else 0 when
-    the engine awake (`engine_share` of `gpu_gib`), the learner's peak, the farm's reserve and the
-    headroom fit in `gpu_gib`, and 1 when they do not or a memory is unknown (None)."""
-    engine_gib = None if gpu_gib is None else engine_share * gpu_gib
+    the engine awake (`engine_share` of the GPU's whole memory: vLLM's utilization is a fraction of
+    the total), the learner's peak, the farm's reserve and the headroom fit in what other processes
+    left free, and 1 when they do not or a memory is unknown (None)."""
+    gpu_gib = None if gpu is None else gpu.total_gib
+    engine_gib = None if gpu is None else engine_share * gpu.total_gib
     numbers = dict(gpu_gib=gpu_gib, engine_gib=engine_gib, learner_gib=learner_gib, farm_gib=farm_gib,
-                   headroom_gib=headroom_gib)
-    need = SleepDecision(0, "", **numbers).needed_gib
-    sums = (f"engine {engine_gib:.1f} + learner {learner_gib:.1f} + farm {farm_gib:.1f} + headroom "
-            f"{headroom_gib:.1f} = {need:.1f} GiB of the GPU's {gpu_gib:.1f}") if need is not None else ""
+                   headroom_gib=headroom_gib, in_use_gib=0.0 if gpu is None else gpu.in_use_gib)
+    probe = SleepDecision(0, "", **numbers)
+    need, free = probe.needed_gib, probe.free_gib
+    sums = ""
+    if need is not None:
+        others = f", {gpu.in_use_gib:.1f} of it in use by other processes" if gpu and gpu.in_use_gib >= 0.05 else ""
+        sums = (f"engine {engine_gib:.1f} + learner {learner_gib:.1f} + farm {farm_gib:.1f} + headroom "
+                f"{headroom_gib:.1f} = {need:.1f} GiB of the GPU's {gpu_gib:.1f}{others}")
     if setting is not None:
         why = f"[engine] sleep_level = {setting}"
-        if setting == 0 and need is not None and need > gpu_gib:  # type: ignore[operator]
+        if setting == 0 and need is not None and need > free:  # type: ignore[operator]
             why += f" (the estimate says it does not fit awake: {sums}; the learner may run out of memory)"
         elif need is not None:
             why += f" ({sums})"
         return SleepDecision(setting, why, **numbers)
-    if gpu_gib is None:
+    if gpu is None:
         return SleepDecision(1, "the GPU's memory is unknown (set [placement] gpu_memory_gib to decide)",
                              **numbers)
     if learner_gib is None:
         return SleepDecision(1, "the learner's memory cannot be estimated (no readable config.json in "
                              "the model directory)", **numbers)
-    if need <= gpu_gib:  # type: ignore[operator]
+    if need <= free:  # type: ignore[operator]
         return SleepDecision(0, f"the learner fits beside the awake engine ({sums})", **numbers)
     return SleepDecision(1, f"the learner does not fit beside the awake engine ({sums})", **numbers)
+
+
+def out_of_memory_sleep(decision: SleepDecision, error: str) -> SleepDecision | None:
+    """The decision to take after a step failed with `error`: level 1 when the engine stayed awake by
+    the estimate (no `[engine] sleep_level` set) and the error is the GPU running out of memory (the
+    estimate was wrong, or memory was taken after it was asked); None to keep the placement."""
+    if decision.level != 0 or decision.reason.startswith("[engine] sleep_level"):
+        return None
+    if not any(sign in error for sign in OUT_OF_MEMORY_SIGNS):
+        return None
+    return dataclasses.replace(decision, level=1, reason=f"the GPU ran out of memory with the engine awake "
+                               f"({error.strip().splitlines()[-1][:160]}); before that: {decision.reason}")
 
 
 class PlacementMode(StrEnum):
@@ -157,30 +189,32 @@ def _engine_gpus(engine: EngineConfig) -> float:
     return float(max(engine.gpus, tp)) if engine.gpus else 0.0
 
 
-def colocated_sleep(config: RLJobConfig, gpu_memory: Callable[[], float | None] | None = None) -> SleepDecision:
-    """`decide_sleep` for `config` colocated: the GPU's memory from `[placement] gpu_memory_gib`, else
-    from `gpu_memory()` (asked only when the decision needs it), the learner's from the model's
-    config.json (`kgym.training.learner_memory`)."""
+def colocated_sleep(config: RLJobConfig, gpu_memory: Callable[[], GpuMemory | None] | None = None) -> SleepDecision:
+    """`decide_sleep` for `config` colocated: the GPU's memory from `[placement] gpu_memory_gib` (all of it
+    free), else from `gpu_memory()` (asked only when the decision needs it: its total and what other
+    processes hold), the learner's from the model's config.json (`kgym.training.learner_memory`)."""
     from kgym.training.learner_memory import ModelShape, estimate_learner_memory
 
     e, pl = config.engine, config.placement
     share = e.memory_utilization(colocated=True)
     if e.sleep_level is not None and pl.gpu_memory_gib is None:  # the user decided: nothing to ask the GPU
-        gpu_gib = None
+        gpu = None
+    elif pl.gpu_memory_gib is not None:
+        gpu = GpuMemory(pl.gpu_memory_gib)
     else:
-        gpu_gib = pl.gpu_memory_gib if pl.gpu_memory_gib is not None else (gpu_memory() if gpu_memory else None)
+        gpu = gpu_memory() if gpu_memory else None
     shape = ModelShape.from_dir(config.model) if config.model else None
     learner = (estimate_learner_memory(shape, config.learner_config(), e.max_model_len)
                if shape is not None else None)
-    return decide_sleep(e.sleep_level, gpu_gib, share, learner.total_gib if learner else None,
+    return decide_sleep(e.sleep_level, gpu, share, learner.total_gib if learner else None,
                         pl.farm_memory_gib)
 
 
 def plan_placement(config: RLJobConfig, cluster_gpus: float,
-                   gpu_memory: Callable[[], float | None] | None = None) -> Placement:
+                   gpu_memory: Callable[[], GpuMemory | None] | None = None) -> Placement:
     """`config`: an `RLJobConfig`; `cluster_gpus`: `ray.cluster_resources()["GPU"]` (0 without);
-    `gpu_memory`: GiB of one GPU, asked only when a colocated plan must decide its sleep level (None:
-    unknown, the engine sleeps)."""
+    `gpu_memory`: one GPU's memory and what is in use (`ray_cluster.gpu_memory`), asked only when a
+    colocated plan must decide its sleep level (None: unknown, the engine sleeps)."""
     e, learner, farm = config.engine, config.learner, config.farm
     mode = PlacementMode(config.placement.mode)
     wants_gpu = bool(e.gpus) or bool(learner.gpus)
@@ -255,4 +289,4 @@ def decide_overlap(requested: bool, placement: Placement) -> OverlapDecision:
 
 
 __all__ = ["AWAKE_HEADROOM_GIB", "OverlapDecision", "Placement", "PlacementMode", "SleepDecision",
-           "colocated_sleep", "decide_overlap", "decide_sleep", "plan_placement"]
+           "colocated_sleep", "decide_overlap", "decide_sleep", "out_of_memory_sleep", "plan_placement"]

@@ -14,8 +14,9 @@ import json
 import pytest
 
 from jobs.rl_config import load_config
-from jobs.rl_placement import PlacementMode, decide_sleep, plan_placement
+from jobs.rl_placement import PlacementMode, decide_sleep, out_of_memory_sleep, plan_placement
 from jobs.sections import ConfigError
+from ray_cluster.gpu_memory import GpuMemory
 
 MODEL = 'model="/models/x"'
 
@@ -105,7 +106,7 @@ def test_the_7b_learner_fits_beside_the_awake_engine_on_an_h200(model_7b):
     sleep mode, and the plan says why with its numbers."""
     asked = []
     config = load_config("jobs/configs/rl_h200.toml", [model_7b])
-    p = plan_placement(config, 1, lambda: asked.append(1) or H200_GIB)
+    p = plan_placement(config, 1, lambda: asked.append(1) or GpuMemory(H200_GIB))
     assert p.mode is PlacementMode.COLOCATED and p.sleep_level == 0 and asked == [1]
     assert p.memory.engine_gib == pytest.approx(0.45 * H200_GIB) and 10 < p.memory.learner_gib < 20
     assert p.memory.needed_gib < H200_GIB
@@ -118,29 +119,30 @@ def test_the_7b_learner_fits_beside_the_awake_engine_on_an_h200(model_7b):
 
 @pytest.mark.parametrize("gpu_gib, level", [(H200_GIB, 0), (H100_GIB, 0), (48.0, 1), (24.0, 1)])
 def test_the_engine_sleeps_only_where_the_learner_does_not_fit(model_7b, gpu_gib, level):
-    p = plan_placement(load_config("jobs/configs/rl_h200.toml", [model_7b]), 1, lambda: gpu_gib)
+    p = plan_placement(load_config("jobs/configs/rl_h200.toml", [model_7b]), 1, lambda: GpuMemory(gpu_gib))
     assert p.sleep_level == level, p.describe()
     assert ("does not fit" in p.sleep_reason) == bool(level)
 
 
 def test_more_engine_memory_can_tip_it_into_sleeping(model_7b):
-    p = plan_placement(cfg(model_7b, "engine.gpu_memory_utilization=0.8"), 1, lambda: H100_GIB)
+    p = plan_placement(cfg(model_7b, "engine.gpu_memory_utilization=0.8"), 1, lambda: GpuMemory(H100_GIB))
     assert p.sleep_level == 1 and "does not fit" in p.sleep_reason
-    assert plan_placement(cfg(model_7b, "engine.gpu_memory_utilization=0.8"), 1, lambda: H200_GIB).sleep_level == 0
+    big = plan_placement(cfg(model_7b, "engine.gpu_memory_utilization=0.8"), 1, lambda: GpuMemory(H200_GIB))
+    assert big.sleep_level == 0
 
 
 def test_unknown_memory_keeps_the_engine_sleeping(model_7b):
     """No answer from the GPU, or no config.json to estimate the learner from: the earlier behaviour."""
     p = plan_placement(cfg(model_7b), 1, lambda: None)
     assert p.sleep_level == 1 and "unknown" in p.sleep_reason
-    p = plan_placement(cfg(), 1, lambda: H200_GIB)  # /models/x has no config.json
+    p = plan_placement(cfg(), 1, lambda: GpuMemory(H200_GIB))  # /models/x has no config.json
     assert p.sleep_level == 1 and "config.json" in p.sleep_reason
     assert plan_placement(cfg(model_7b), 1).sleep_level == 1  # no probe given
 
 
 def test_the_setting_wins_and_the_gpu_is_not_asked(model_7b):
     asked = []
-    probe = lambda: asked.append(1) or H200_GIB  # noqa: E731
+    probe = lambda: asked.append(1) or GpuMemory(H200_GIB)  # noqa: E731
     assert plan_placement(cfg(model_7b, "engine.sleep_level=1"), 1, probe).sleep_level == 1
     assert asked == []
     p = plan_placement(cfg(model_7b, "engine.sleep_level=0", "placement.gpu_memory_gib=24"), 1, probe)
@@ -151,10 +153,45 @@ def test_the_setting_wins_and_the_gpu_is_not_asked(model_7b):
 
 
 def test_decide_sleep_arithmetic():
-    d = decide_sleep(None, 100.0, 0.5, 30.0, 8.0, headroom_gib=4.0)
+    d = decide_sleep(None, GpuMemory(100.0), 0.5, 30.0, 8.0, headroom_gib=4.0)
     assert d.level == 0 and d.needed_gib == pytest.approx(92.0)
-    assert decide_sleep(None, 100.0, 0.5, 39.0, 8.0, headroom_gib=4.0).level == 1  # 101 > 100
-    assert decide_sleep(2, 100.0, 0.5, 1.0, 1.0).level == 2
+    assert decide_sleep(None, GpuMemory(100.0), 0.5, 39.0, 8.0, headroom_gib=4.0).level == 1  # 101 > 100
+    assert decide_sleep(2, GpuMemory(100.0), 0.5, 1.0, 1.0).level == 2
+
+
+def test_memory_other_processes_hold_counts_against_the_fit(model_7b):
+    """Issue 28's first overlapped 7B run on an H100: the benchmark's own process kept ~30 GiB of the
+    GPU's cache from building the model; the engine stayed awake by the total and the learner's first
+    matmul failed (CUBLAS_STATUS_ALLOC_FAILED). What is in use before the job starts is not free."""
+    assert decide_sleep(None, GpuMemory(100.0, 9.0), 0.5, 30.0, 8.0, headroom_gib=4.0).level == 1  # 92 > 91
+    d = decide_sleep(None, GpuMemory(100.0, 7.0), 0.5, 30.0, 8.0, headroom_gib=4.0)
+    assert d.level == 0 and d.engine_gib == pytest.approx(50.0)  # vLLM's share is of the total
+    assert d.free_gib == pytest.approx(93.0) and "7.0 of it in use by other processes" in d.reason
+    p = plan_placement(load_config("jobs/configs/rl_h200.toml", [model_7b]), 1, lambda: GpuMemory(H100_GIB, 30.0))
+    assert p.sleep_level == 1 and "does not fit" in p.sleep_reason and "30.0 of it in use" in p.sleep_reason
+    record = json.loads(json.dumps(p.to_dict()))
+    assert record["memory"]["in_use_gib"] == 30.0
+
+
+CUBLAS = ("learner step 1: RayTaskError(RuntimeError): ^^^^^\nRuntimeError: CUDA error: "
+          "CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
+
+
+def test_running_out_of_memory_awake_puts_the_engine_to_sleep(model_7b):
+    """Awake by the estimate and out of memory: the retry sleeps (and so runs synchronously). Set by the
+    user, or another error, or already asleep: the placement is kept."""
+    awake = plan_placement(load_config("jobs/configs/rl_h200.toml", [model_7b]), 1, lambda: GpuMemory(H100_GIB))
+    assert awake.sleep_level == 0
+    slept = out_of_memory_sleep(awake.memory, CUBLAS)
+    assert slept is not None and slept.level == 1
+    assert "ran out of memory" in slept.reason and "CUBLAS_STATUS_ALLOC_FAILED" in slept.reason
+    assert "fits beside" in slept.reason  # what was decided before, kept in the reason
+    assert out_of_memory_sleep(awake.memory, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate") \
+        is not None
+    assert out_of_memory_sleep(awake.memory, "learner step 1: timed out after 600 s") is None
+    assert out_of_memory_sleep(slept, CUBLAS) is None  # already sleeping
+    forced = plan_placement(cfg(model_7b, "engine.sleep_level=0", "placement.gpu_memory_gib=140"), 1)
+    assert forced.sleep_level == 0 and out_of_memory_sleep(forced.memory, CUBLAS) is None  # the user's setting
 
 def test_colocated_shares_schedule_together_on_one_gpu():
     """Real Ray: a local instance declaring one GPU holds an engine-, a learner- and a worker-sized
@@ -184,3 +221,34 @@ def test_colocated_shares_schedule_together_on_one_gpu():
     finally:
         if started:
             ray.shutdown()
+
+
+def test_the_job_retries_an_out_of_memory_step_asleep_and_synchronous(model_7b):
+    """The controller's side of it (no Ray needed to build one): the placement the retry starts its
+    actors with sleeps, the overlap falls back, and the log says why."""
+    from jobs.rl import RLController
+
+    config = load_config("jobs/configs/rl_h200.toml", [model_7b, "offpolicy.overlap=true"])
+    awake = plan_placement(config, 1, lambda: GpuMemory(H100_GIB))
+    lines: list[str] = []
+    controller = RLController(config, lines.append, awake)
+    assert controller.overlap.on
+    controller._sleep_after_out_of_memory("learner step 1: timed out")  # not a memory error: kept
+    assert controller.placement.sleep_level == 0 and lines == []
+    controller._sleep_after_out_of_memory(CUBLAS)
+    assert controller.placement.sleep_level == 1 and not controller.overlap.on
+    assert config.rollout_config(controller.placement).engine.sleep_mode
+    assert len(lines) == 1 and "sleeps (level 1)" in lines[0] and "ran out of memory" in lines[0]
+
+
+def test_the_probe_reads_total_and_used_from_nvidia_smi(tmp_path, monkeypatch):
+    """The Ray task's body (no Ray here): nvidia-smi's two columns in MiB, as bytes; None when it fails."""
+    from ray_cluster import gpu_memory
+
+    tool = tmp_path / "nvidia-smi"
+    tool.write_text("#!/bin/sh\necho '81559, 30720'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    assert gpu_memory._memory_bytes() == (81559 * 2**20, 30720 * 2**20)
+    tool.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed'\nexit 9\n")
+    assert gpu_memory._nvidia_smi("0") is None
