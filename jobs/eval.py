@@ -139,7 +139,7 @@ def run_eval_job(config: EvalJobConfig, log: Callable[[str], None] = print) -> E
             v = r.verdict
             log(f"[{done[0]}/{len(requests)}] {r.request.label} {r.outcome} gate={v.gate or '-'} "
                 f"eager {_speedup(v.speedup_eager)} compile {_speedup(v.speedup_compile)} "
-                f"verify {v.stages_s.get('total') or 0:.1f} s")
+                f"verify {v.stages_s.get('total') or 0:.1f} s" + _why(v))
 
         report = stream(job.pool, job.sink, requests, on_result=on_result)
         summary = job.finish()
@@ -149,6 +149,17 @@ def run_eval_job(config: EvalJobConfig, log: Callable[[str], None] = print) -> E
         f"error(s), {report.wall_s:.1f} s; records in {summary.run_path}; scores in {scores_path}")
     return EvalJobResult(run_path=summary.run_path, scores_path=str(scores_path), scores=scores,
                          verified=report.results, unanswered=len(plan.unanswered), farm_errors=report.farm_errors)
+
+
+def _why(verdict) -> str:
+    """The progress line's tail for an answer that did not pass: the farm's error or the verdict's
+    reason, on one line and short (the record keeps all of it)."""
+    text = verdict.error or ("" if verdict.passed else verdict.reason)
+    if not text:
+        return ""
+    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return f": {last[:200]}"
 
 
 def _verify_arg(text: str) -> tuple[str, str]:
