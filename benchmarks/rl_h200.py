@@ -162,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [sys.executable, "-m", "jobs.rl", "--config", "jobs/configs/rl_h200.toml"]
     for s in sets:
         cmd += ["--set", s]
+    before = gpu_memory()  # what the job's placement will find in use (should be ~0: nothing of ours yet)
+    print(f"rl_h200: GPU memory before the job (used, total): {before}", flush=True)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "RAY_raylet_start_wait_time_s": "180"}
     env.pop("RAY_ADDRESS", None)
     launches: list[dict[str, object]] = []
@@ -182,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
 
     run = args.workdir / "records" / run_id
     summary: dict[str, object] = {"shape": args.shape, "run": str(run), "launches": launches,
-                                  "wall_s": round(time.monotonic() - t_start, 1)}
+                                  "gpu_memory_before_job": before, "wall_s": round(time.monotonic() - t_start, 1)}
     try:
         steps = load(run, Table.STEPS)
         raw = read_raw(run, Table.STEPS)
