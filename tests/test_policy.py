@@ -170,3 +170,33 @@ def test_private_attributes_of_a_methods_own_self_stay_legal_in_closures_too():
     r = check("class Helper:\n    def __init__(self):\n        self._cache = {}\n"
               "    def get(self, k):\n        f = lambda: self._cache\n        return f().get(k)\n")
     assert r.ok, r.reason
+
+
+@pytest.mark.parametrize("first, ok", [
+    ("# -*- coding: utf-8 -*-\n", True), ("# coding=utf8\n", True),
+    ("#!/usr/bin/env python\n# vim: set fileencoding=UTF-8 :\n", True),
+    ("# -*- coding: latin-1 -*-\n", False), ("#!/bin/python\n# coding: cp1252\n", False),
+    ("x = 1  # coding: latin-1\n", True), ("x = 1\n# coding: latin-1\n", True)])
+def test_only_a_utf8_coding_declaration_is_accepted(first, ok):
+    """The child imports the text as a UTF-8 file, and an import decodes by a PEP 263 comment: any other
+    encoding would run another program than the text checked (verifier 20). A declaration is a whole-line
+    comment on line 1, or on line 2 after a comment or blank line 1 (Python's own rule)."""
+    r = check_source(first + HEADER + MODEL)
+    assert r.ok is ok, r.violations
+    if not ok:
+        assert r.violations[0].rule == "encoding" and "UTF-8" in r.reason
+
+
+def test_helpers_are_blanked_on_python_lines_and_the_run_text_is_reparsed():
+    """A form feed in a comment is one Python line but two for str.splitlines: the copy of the
+    reference's helper is blanked whole, the lines around it kept, and line numbers are unchanged."""
+    helper = "def get_inputs():\n    return [1]\n"
+    r = check_source(HEADER + "# a\x0cb\n" + helper + MODEL)
+    assert r.ok and r.stripped == ("get_inputs",), r.violations
+    lines = r.source.split("\n")
+    assert lines[4] == "# a\x0cb" and lines[5] == lines[6] == "" and lines[8] == "class ModelNew(nn.Module):"
+
+
+def test_text_no_utf8_file_can_hold_is_refused():
+    r = check_source(HEADER + "# \ud800\n" + MODEL)
+    assert not r.ok and r.violations[0].rule == "encoding" and "not UTF-8" in r.reason

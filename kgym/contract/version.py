@@ -112,8 +112,14 @@ from pathlib import Path
 # wrapper asks a generator holding the sealed hook's frame reader and the original (`audit._gate`), not the
 # tripwire's attributes or a closure cell, which the candidate reached (policy off: it moved `candidate_file`,
 # restarted the profiler's session around unguarded torch compute and passed).
-VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "8d9e3b31f8fc199d"
+# 20: the text the child runs is the text whose tree the static policy checked (a fresh red team,
+# 2026-12-07): the reference's helpers are blanked on Python's own lines (str.splitlines also breaks at
+# form feed, \u2028, ...: the AST's line numbers blanked the wrong lines and a helper's tail, a kernel in a
+# string, survived into the module that ran) and the stripped text is parsed again and that tree checked;
+# the child writes the text as UTF-8 and a coding comment declaring any other encoding is refused (UTF-7
+# hid a kernel in a comment of the checked text).
+VERIFIER_VERSION = "kgym-verify-20"
+VERIFIER_SOURCE_FINGERPRINT = "69f0e3b6bc24d210"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -287,7 +287,7 @@ class Child:
     # --- commands ---------------------------------------------------------------------------
     def load(self, msg: dict[str, Any]) -> dict[str, Any]:
         path = os.path.join(self.workdir, "candidate.py")
-        with open(path, "w") as f:
+        with open(path, "w", encoding="utf-8") as f:  # the text the policy checked, as the import decodes it
             f.write(msg["source"])
         self.hybrid = msg.get("hybrid", False)  # False, or the hybrid allowance (truthy)
         try:

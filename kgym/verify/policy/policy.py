@@ -21,6 +21,9 @@ punished: the study's v3 lesson.
 from __future__ import annotations
 
 import ast
+import codecs
+import io
+import tokenize
 from dataclasses import dataclass
 
 from kgym.verify.policy.free_names import check_names
@@ -643,20 +646,42 @@ def _root_name(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _strip_helpers(source: str, tree: ast.Module) -> tuple[str, ast.Module, tuple[str, ...]]:
-    """Blank out top-level copies of the reference helpers, keeping every other line number."""
-    lines = source.splitlines()
-    kept, stripped = [], []
+def _python_lines(source: str) -> list[str]:
+    """`source`'s lines as Python's tokenizer counts them (the AST's line numbers): broken at `\\r\\n`,
+    `\\r` and `\\n` only. Not `str.splitlines`, which also breaks at form feed, vertical tab, `\\x1c`-`\\x1e`,
+    `\\x85`, `\\u2028` and `\\u2029`: indexed by the AST's numbers, it blanked the wrong lines (red team,
+    2026-12-07: a helper's tail survived into the module the child ran, after the policy had checked the
+    tree without it)."""
+    return source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _strip_helpers(source: str, tree: ast.Module) -> tuple[str, tuple[str, ...]]:
+    """Blank out top-level copies of the reference helpers, keeping every other line number; the text
+    to check (parsed again: `check_source`) and to run, and the names blanked."""
+    lines = _python_lines(source)
+    stripped = []
     for stmt in tree.body:
         if isinstance(stmt, (ast.ClassDef, ast.FunctionDef)) and stmt.name in REFERENCE_HELPERS:
             stripped.append(stmt.name)
             first = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
             for i in range(first - 1, stmt.end_lineno or stmt.lineno):
                 lines[i] = ""
-            continue
-        kept.append(stmt)
-    tree.body = kept
-    return "\n".join(lines) + "\n", tree, tuple(stripped)
+    return "\n".join(lines).rstrip("\n") + "\n", tuple(stripped)
+
+
+def _import_encoding(source: str) -> str:
+    """The encoding an import decodes `source` with once the child has written it as UTF-8: Python's own
+    reading of a PEP 263 coding comment (`tokenize.detect_encoding`, what the import machinery uses);
+    an unknown one is refused as such. The policy parses text; the child imports a file, and any
+    encoding but UTF-8 makes the module that runs another program than the text that was checked (red
+    team, 2026-12-07: `coding: utf-7` hid a kernel in a comment of the checked text)."""
+    try:
+        name = tokenize.detect_encoding(io.BytesIO(source.encode("utf-8")).readline)[0]
+        return codecs.lookup(name).name  # "utf8", "UTF_8" -> "utf-8"
+    except UnicodeEncodeError as e:  # a lone surrogate: no UTF-8 file holds this text
+        return f"none: the text is not UTF-8 ({e.reason} at character {e.start})"
+    except (SyntaxError, LookupError) as e:
+        return f"unknown ({e})"
 
 
 MAX_SOURCE_CHARS = 1_000_000  # an answer is a module of kernels: ~10-50 KB
@@ -667,8 +692,16 @@ def check_source(source: str) -> PolicyResult:
     if len(source) > MAX_SOURCE_CHARS:
         v = PolicyViolation(0, "size", f"the source is {len(source):,} characters; the limit is {MAX_SOURCE_CHARS:,}")
         return PolicyResult(False, (v,), source, ())
+    encoding = _import_encoding(source)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        v = PolicyViolation(1, "encoding", f"the source declares the encoding {encoding!r}: kgym reads an answer "
+                            "as UTF-8 text; remove the coding comment (or declare utf-8)")
+        return PolicyResult(False, (v,), source, ())
     try:
-        return _check_tree(source, ast.parse(source))
+        # The text that runs is the text whose tree is checked: the helpers are blanked in the text,
+        # which is then parsed again (not the first tree with their nodes dropped).
+        run, stripped = _strip_helpers(source, ast.parse(source))
+        return _check_tree(run, ast.parse(run), stripped)
     except SyntaxError as e:
         v = PolicyViolation(e.lineno or 0, "syntax", f"syntax error: {e.msg}")
         return PolicyResult(False, (v,), source, ())
@@ -677,8 +710,7 @@ def check_source(source: str) -> PolicyResult:
         return PolicyResult(False, (v,), source, ())
 
 
-def _check_tree(source: str, tree: ast.Module) -> PolicyResult:
-    source, tree, stripped = _strip_helpers(source, tree)
+def _check_tree(source: str, tree: ast.Module, stripped: tuple[str, ...]) -> PolicyResult:
     for parent in ast.walk(tree):
         for child in ast.iter_child_nodes(parent):
             child._parent = parent  # noqa: SLF001 - the checker asks what a node is used in
