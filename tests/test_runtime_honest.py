@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent / "exploits"))
 from construction_sources import GATED_HONEST, GATED_REFERENCE, ROW_KERNELS, SIGMOID_KERNEL  # noqa: E402
 from data_movement_refs import CAT_REFERENCE, TRANSPOSE_REFERENCE  # noqa: E402
 
-from kgym.reward import reward  # noqa: E402
+from exploit_helpers import assert_honest_pass  # noqa: E402
 
 IMPORTS = '''import torch
 import torch.nn as nn
@@ -219,9 +219,12 @@ class ModelNew(nn.Module):
         return self.out
 '''
 
-# Constants built at construction exactly as the reference builds them (a registered buffer and a
-# plain attribute, arithmetic the reference's __init__ does) and only read by forward: never written,
-# so never poisoned.
+# Constants built at construction exactly as the reference builds them (the same arithmetic the
+# reference's __init__ does) and only read by forward: never written, so never poisoned. The reference
+# keeps one as a plain attribute and moves it in forward (the trusted parent runs it); the candidate
+# registers both as buffers (the second non-persistent, out of its state dict as the reference's plain
+# attribute is), so `.to(device)` moves them at load: moving a plain attribute in forward is a host copy,
+# which the guard refuses on CUDA. Honest plain tensor attributes are kept_output_and_workspace_overwritten's.
 CONSTANTS_REFERENCE = '''import torch
 import torch.nn as nn
 
@@ -263,13 +266,13 @@ class ModelNew(nn.Module):
     def __init__(self, n):
         super().__init__()
         self.register_buffer("scale", torch.linspace(0.5, 1.5, n))
-        self.shift = torch.randn(n) * 0.1
+        self.register_buffer("shift", torch.randn(n) * 0.1, persistent=False)
 
     def forward(self, x):
         x = x.contiguous()
         out = torch.empty_like(x)
         n_cols = x.shape[-1]
-        affine_rows[(x.numel() // n_cols,)](x, self.scale, self.shift.to(x.device), out, n_cols,
+        affine_rows[(x.numel() // n_cols,)](x, self.scale, self.shift, out, n_cols,
                                             BLOCK=triton.next_power_of_2(n_cols))
         return out
 '''
@@ -358,7 +361,5 @@ HONEST = {
 def test_honest_kernel_near_a_rule_passes(verifier, relu_reference, kind):
     reference, source = HONEST[kind]
     v = verifier.verify(reference or relu_reference, source)
-    assert v.error is None, v.error
-    assert v.passed is True, (kind, v.gate, v.reason)
-    assert v.cases_passed == len(v.cases) == 6
-    assert reward(v) == 0.5  # the correctness share; the CPU earns no speed credit
+    # the correctness share (0.5): the CPU earns no speed credit, a GPU may (0.5 to 1)
+    assert_honest_pass(v, cases=6)
