@@ -112,8 +112,15 @@ from pathlib import Path
 # wrapper asks a generator holding the sealed hook's frame reader and the original (`audit._gate`), not the
 # tripwire's attributes or a closure cell, which the candidate reached (policy off: it moved `candidate_file`,
 # restarted the profiler's session around unguarded torch compute and passed).
-VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "8d9e3b31f8fc199d"
+# 20: the dispatch guard's rules out of the candidate's reach (issue 29): the mode stack holds a seat whose
+# `__torch_dispatch__` is a class-level property handing out a dispatch function that reaches the guard only
+# through a generator's frame (guard.py, `_seal`); the rules and phase live on a ComputeGuard only the harness
+# holds. A forward set `guard.made = None` (or shadowed the dispatch on the instance) around one allocation and
+# put it back: a cache no rule noted passed (policy off). A second layer: over every profiled span the
+# profiler's "PythonDispatchMode" ranges must equal the ops the sealed dispatch judged (a class attribute
+# rebound and put back); a direct call of the dispatch, or with a forged op, is refused and recorded.
+VERIFIER_VERSION = "kgym-verify-20"
+VERIFIER_SOURCE_FINGERPRINT = "125aaad056db7f75"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
