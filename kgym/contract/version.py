@@ -120,7 +120,7 @@ from pathlib import Path
 # profiler's "PythonDispatchMode" ranges must equal the ops the sealed dispatch judged (a class attribute
 # rebound and put back); a direct call of the dispatch, or with a forged op, is refused and recorded.
 VERIFIER_VERSION = "kgym-verify-20"
-VERIFIER_SOURCE_FINGERPRINT = "125aaad056db7f75"
+VERIFIER_SOURCE_FINGERPRINT = "86735454f613371d"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

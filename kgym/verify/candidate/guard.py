@@ -365,8 +365,8 @@ class ComputeGuard:
         seat_type = type("ComputeGuardSeat", (_Seat,), {})
         # set after the class is made: TorchDispatchMode's __init_subclass__ wraps a __torch_dispatch__
         # found in the class body for dynamo, which would turn the data descriptor into a plain function
-        seat_type.__torch_dispatch__ = property(getter.send)
-        self.gate, self.seat = gate, seat_type()
+        seat_type.__torch_dispatch__ = self.handler = property(getter.send)
+        self.gate, self.seat_type, self.seat = gate, seat_type, seat_type()
 
     def _note_made(self, out: Any) -> Any:
         made = self.made
@@ -567,9 +567,11 @@ class ComputeGuard:
         return result
 
     def stack_intact(self) -> bool:
-        """After forward: is this guard still the innermost mode, and the only one?"""
+        """After forward: is this guard's seat still the innermost mode, and the only one, of its own
+        class, with its own handler? (A change put back before this runs is the dispatch count's.)"""
         stack = _get_current_dispatch_mode_stack()
-        return len(stack) == 1 and stack[0] is self.seat
+        return (len(stack) == 1 and stack[0] is self.seat and type(self.seat) is self.seat_type
+                and self.seat_type.__dict__.get("__torch_dispatch__") is self.handler)
 
 
 # The profiler's range for an op a Python dispatch mode handled (torch's name for it).
