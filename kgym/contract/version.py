@@ -118,8 +118,15 @@ from pathlib import Path
 # string, survived into the module that ran) and the stripped text is parsed again and that tree checked;
 # the child writes the text as UTF-8 and a coding comment declaring any other encoding is refused (UTF-7
 # hid a kernel in a comment of the checked text).
+# 20 also: the dispatch guard's rules out of the candidate's reach (issue 29): the mode stack holds a seat whose
+# `__torch_dispatch__` is a class-level property handing out a dispatch function that reaches the guard only
+# through a generator's frame (guard.py, `_seal`); the rules and phase live on a ComputeGuard only the harness
+# holds. A forward set `guard.made = None` (or shadowed the dispatch on the instance) around one allocation and
+# put it back: a cache no rule noted passed (policy off). A second layer: over every profiled span the
+# profiler's "PythonDispatchMode" ranges must equal the ops the sealed dispatch judged (a class attribute
+# rebound and put back); a direct call of the dispatch, or with a forged op, is refused and recorded.
 VERIFIER_VERSION = "kgym-verify-20"
-VERIFIER_SOURCE_FINGERPRINT = "69f0e3b6bc24d210"
+VERIFIER_SOURCE_FINGERPRINT = "1182574a9fbf67ac"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

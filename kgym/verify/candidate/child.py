@@ -53,7 +53,13 @@ from kgym.verify.candidate import profile_events
 from kgym.verify.candidate.audit import AuditTripwire
 from kgym.verify.candidate.confine import applies, confine, gpu_device_files
 from kgym.verify.candidate.frontend import FrontendCheck
-from kgym.verify.candidate.guard import ComputeGuard, IsolationViolation, construction_budget, forbidden_profiled_ops
+from kgym.verify.candidate.guard import (
+    ComputeGuard,
+    IsolationViolation,
+    construction_budget,
+    forbidden_profiled_ops,
+    unjudged_dispatches,
+)
 from kgym.verify.candidate.kept_state import KeptState, lent_keys
 from kgym.verify.candidate.launches import (
     LaunchCounter,
@@ -301,13 +307,14 @@ class Child:
             self.counter.provenance = self.provenance
             self._take_snapshot()
             self.threads_at_load = os_thread_count()
+            # built before the audit hook (it makes its seat's dispatch function: guard.py), pushed below
+            self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
             self.audit = AuditTripwire(path, self.workdir, self.report)
             self.audit.profile_setters = self.window.setters
             self.counter.window = self.window
             counter = self.counter
             self.audit.interpreter_rewriting = lambda: counter.rewriting
             self.audit.install()
-            self.guard = ComputeGuard(self.hybrid, self.device.type, self.report)
             self.guard.provenance = self.provenance
             self.guard.interpreting = lambda: counter.interpreting
             # the arithmetic the reference's construction did and the Python data it handed torch: the
@@ -491,11 +498,13 @@ class Child:
                 "isolation"
         return meta, None, ""
 
-    def _judge_profile(self, prof: Any, runs: int) -> tuple[list[str], int, dict[str, int], list[str]]:
+    def _judge_profile(self, prof: Any, runs: int, handled: int) -> tuple[list[str], int, dict[str, int], list[str]]:
         """Forbidden aten ops (every thread, nested ones too), library calls, device kernel counts
-        and names of one profiled span of `runs` forwards."""
+        and names of one profiled span of `runs` forwards, in which the guard's sealed dispatch judged
+        `handled` ops (`unjudged_dispatches`)."""
         events = profile_events.events(prof)  # torch's events and tree, without its FunctionEvents
         forbidden, library = forbidden_profiled_ops(events, self.hybrid)
+        forbidden += unjudged_dispatches(events, handled)
         if self.hybrid and runs > 1:  # one library call per forward
             forbidden = [f for f in forbidden if not f.endswith("(second library call)")]
             if library > runs:
@@ -526,10 +535,12 @@ class Child:
         try:
             if msg.get("profile"):
                 prof = self._profiler()
+                handled = self.guard.handled()
                 with prof:
                     out = self._call(inputs)
                     if self.device.type == "cuda":
                         _synchronize(self.device)
+                handled = self.guard.handled() - handled
             else:
                 out = self._call(inputs)
         except BaseException as e:  # noqa: BLE001
@@ -543,7 +554,7 @@ class Child:
         reply["kernels"] = sorted(set(self.counter.kernels))
         reply["signature"] = self.counter.signature(inputs, out, self.provenance.fresh)
         if prof is not None:
-            forbidden, library, counts, names = self._judge_profile(prof, 1)
+            forbidden, library, counts, names = self._judge_profile(prof, 1, handled)
             if self.device.type == "cuda":
                 reply["device_kernels"] = sorted(set(names))
                 reply["device_kernel_counts"] = counts
@@ -706,6 +717,7 @@ class Child:
                 tiny.zero_()
 
         prof = self._profiler()
+        handled = self.guard.handled()
         try:
             with prof:
                 # The calibration (nothing timed) runs under the same profiler: the host time the
@@ -728,6 +740,7 @@ class Child:
                 t_runs_ns = timing._perf_counter_ns()
                 host_ns["runs"] = t_runs_ns - t_batch_ns - sum(host_ns[k] for k in (
                     "wait", "prepare", "calibration", "finish"))
+            handled = self.guard.handled() - handled
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
         # The profiler's collection (leaving the span) and the judging of its events, as one figure; the
@@ -737,7 +750,7 @@ class Child:
         if cmd.get("op") != "finish":
             raise RuntimeError(f"timing protocol: expected finish, got {str(cmd)[:200]}")
         t_judge_ns = timing._perf_counter_ns()
-        forbidden, _, counts, _ = self._judge_profile(prof, runs + warmup)
+        forbidden, _, counts, _ = self._judge_profile(prof, runs + warmup, handled)
         profile_s = (profile_ns + timing._perf_counter_ns() - t_judge_ns) / 1e9
         for name in forbidden:
             self.guard.record(f"{name} (seen by the profiler in the timed runs)")

@@ -9,6 +9,14 @@ Two independent layers, both tripwires (they can only reject):
   mode (the study's v8 hole) does not hide an op from it.
 `stack_intact` says whether the guard is still where it was put on the mode stack.
 
+The guard's rules and state (its phase, the made-storage record, the hybrid allowance, ...) live on a
+`ComputeGuard` that only the harness holds. The mode stack, where the candidate can look, holds its
+`_Seat`: a mode whose `__torch_dispatch__` is a class-level data descriptor handing out a dispatch
+function that reaches the guard only through a generator's frame (`_seal`). What stays reachable (the
+seat's class, its property, the dispatch function) is covered by a count: the sealed dispatch counts the
+ops it judged and the profiler's "PythonDispatchMode" ranges count the ops handed to any Python mode
+(`unjudged_dispatches`).
+
 Between its calls the harness reads, snapshots, poisons and restores the candidate's kept storages
 (`kept_state.py`) in the guard's "harness" phase: those few ops (`HARNESS_OPS`), untracked by the
 provenance rule, nothing else.
@@ -24,6 +32,7 @@ values) is bounded by the reference's construction's, and each forward's by a sm
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -227,9 +236,93 @@ def _touches_host(args: Any, kwargs: dict) -> bool:
     return any(isinstance(x, torch.Tensor) and x.device.type == "cpu" and x.dim() > 0 for x in items)
 
 
-class ComputeGuard(TorchDispatchMode):
+class _Seat(TorchDispatchMode):
+    """What sits on the mode stack for a ComputeGuard (each guard makes a subclass of its own). It
+    holds nothing the decision reads: its `__torch_dispatch__` is a class-level data descriptor (an
+    assignment to the instance, or its `__dict__`, is never looked up) whose getter is a generator's
+    bound `send` (`_binder`) that hands out the sealed dispatch (`_sealed_dispatch`), and that dispatch
+    reaches the guard only through the frame of `_seal` (gi_frame: refused to the candidate by the audit
+    hook)."""
+
+
+def _binder(fn: Any) -> Any:
+    """The seat's property getter (a generator, primed): sent the seat, it yields `fn` bound to it (torch
+    calls a mode's `__torch_dispatch__` only as a method of the mode itself)."""
+    bound = seat = None
+    while True:
+        asked = yield bound
+        if asked is not seat:
+            seat, bound = asked, types.MethodType(fn, asked)
+
+
+def _seal(judge: Callable[..., Any], stack_len: Callable[[], int]) -> Any:
+    """The guard's decision, sealed (a generator, primed by the caller): sent [func, types, args, kwargs],
+    it counts the op and yields (True, result) or (False, the exception); sent None, it yields how many
+    ops it judged (the harness compares that with the profiler's count of the dispatch ranges it
+    recorded: `ComputeGuard.handled`). `judge` (the guard's bound method, and through it every rule the
+    guard decides by: its phase, the made-storage record, the hybrid allowance, ...) is reachable only
+    through this frame. It keeps no reference to an op's arguments or result once it answered (torch
+    treats a result some other object still holds as an alias)."""
+    handled = 0
+    call = yield None
+    while True:
+        if call is None:
+            call = yield handled
+            continue
+        handled += 1
+        call = yield _judged(judge, stack_len, call)
+
+
+def _judged(judge: Callable[..., Any], stack_len: Callable[[], int], call: Any) -> tuple[bool, Any]:
+    """One op through `judge`: (True, result) or (False, the exception). The message list is emptied
+    first. Refused before it runs, and recorded: anything but one of torch's op objects, and a call that
+    does not come from torch's dispatcher (which takes the seat off the mode stack while its
+    `__torch_dispatch__` runs; a direct call finds it there). A direct call would count an op no
+    dispatch range matches (an allowed op with arguments its schema refuses, before any dispatch),
+    balancing an op something else answered for the guard (`unjudged_dispatches`)."""
+    why = None
+    if type(call) is not list or len(call) != 4 or type(call[0]) not in _OP_TYPES:
+        why = "the dispatch guard was called with something that is not one of torch's operators"
+    elif stack_len() != 0:
+        why = "the dispatch guard was called directly, not by torch's dispatcher"
+    if why is not None:
+        judge.__self__.record(why)
+        return False, IsolationViolation(f"kgym guard: {why}")
+    func, types_, args, kwargs = call
+    call.clear()
+    try:
+        return True, judge(func, types_, args, kwargs)
+    except BaseException as e:  # noqa: BLE001 - handed to the caller, which raises it
+        return False, e
+
+
+def _seat_dispatch(seat, func, types, args=(), kwargs=None, gate=None):
+    """The seat's `__torch_dispatch__` (a copy per guard, `_sealed_dispatch`: `gate` is `_seal`'s generator)."""
+    ok, value = gate.send([func, types, args, kwargs])
+    if ok:
+        return value
+    raise value
+
+
+def _sealed_dispatch(gate: Any) -> Any:
+    """`_seat_dispatch` with `gate` as its last positional default: a tuple (immutable), read and
+    replaced only through `__defaults__`, audit events the hook refuses to the candidate. Not a dict:
+    `__globals__` is read with no audit event (3.11) and `__kwdefaults__`, once read (a stdlib frame's read
+    passes the hook), is the function's own dict, rewritable in place. It reads no global."""
+    return types.FunctionType(_seat_dispatch.__code__, {"__builtins__": {}}, "__torch_dispatch__",
+                              ((), None, gate))
+
+
+_len_dispatch_stack = torch._C._len_torch_dispatch_stack  # bound at import, before any candidate code
+_OP_TYPES = (torch._ops.OpOverload, *((torch._ops.HigherOrderOperator,)
+                                      if hasattr(torch._ops, "HigherOrderOperator") else ()))
+
+
+class ComputeGuard:
+    """The dispatch guard's rules and state, held by the harness only: what the mode stack holds is a
+    `_Seat` (see `__enter__`), through which the candidate reaches none of this object."""
+
     def __init__(self, hybrid: bool, device_type: str = "cpu", report: Callable[[str, str], None] | None = None):
-        super().__init__()
         self.hybrid = hybrid
         self.device_type = device_type
         self.report = report
@@ -263,6 +356,17 @@ class ComputeGuard(TorchDispatchMode):
         # The parameter (or buffer) storages an allowed library call took as operands, directly or as
         # whole copies: the child checks their values against the reference's (library.py).
         self.library_params: set[int] = set()
+        # What the mode stack will hold for this guard (`__enter__`), made here: the guard is built before
+        # the audit hook is installed, which refuses making a function from then on.
+        gate = _seal(self.judge, _len_dispatch_stack)
+        next(gate)
+        getter = _binder(_sealed_dispatch(gate))
+        next(getter)
+        seat_type = type("ComputeGuardSeat", (_Seat,), {})
+        # set after the class is made: TorchDispatchMode's __init_subclass__ wraps a __torch_dispatch__
+        # found in the class body for dynamo, which would turn the data descriptor into a plain function
+        seat_type.__torch_dispatch__ = self.handler = property(getter.send)
+        self.gate, self.seat_type, self.seat = gate, seat_type, seat_type()
 
     def _note_made(self, out: Any) -> Any:
         made = self.made
@@ -282,7 +386,19 @@ class ComputeGuard(TorchDispatchMode):
         if self.report is not None:
             self.report("isolation", f"PyTorch computed {self.where()}: {what}")
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __enter__(self) -> ComputeGuard:
+        """Push this guard's seat on the mode stack (see `_seal` and `_Seat`)."""
+        self.seat.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.seat.__exit__(*exc)
+
+    def handled(self) -> int:
+        """How many ops the sealed dispatch judged so far (see `_seal`)."""
+        return self.gate.send(None)
+
+    def judge(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = op_name(func)
         namespace = func.namespace if hasattr(func, "namespace") else "aten"
@@ -451,9 +567,11 @@ class ComputeGuard(TorchDispatchMode):
         return result
 
     def stack_intact(self) -> bool:
-        """After forward: is this guard still the innermost mode, and the only one?"""
+        """After forward: is this guard's seat still the innermost mode, and the only one, of its own
+        class, with its own handler? (A change put back before this runs is the dispatch count's.)"""
         stack = _get_current_dispatch_mode_stack()
-        return len(stack) == 1 and stack[0] is self
+        return (len(stack) == 1 and stack[0] is self.seat and type(self.seat) is self.seat_type
+                and self.seat_type.__dict__.get("__torch_dispatch__") is self.handler)
 
 
 # The profiler's range for an op a Python dispatch mode handled (torch's name for it).
@@ -462,6 +580,21 @@ MODE_RANGE = "PythonDispatchMode"
 # Composite ops the profiler records above the ops they decompose into: judged by their children.
 COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "einsum", "dropout",
                            "feature_dropout", "alpha_dropout"})
+
+
+def unjudged_dispatches(events: Iterable[Any], handled: int) -> list[str]:
+    """The second layer over the guard's seat: torch's profiler records a "PythonDispatchMode" range
+    each time the dispatcher hands an op to a Python dispatch mode, whatever Python function the mode's
+    `__torch_dispatch__` resolves to; the sealed dispatch counts the ops it judged (`_seal`). Over one
+    profiled span the two agree unless something else answered for the mode for a while: the seat's
+    class attribute rebound, its property re-initialised, the dispatch function's defaults or code
+    swapped, the seat's class changed, or another mode pushed above it (each put back before forward()
+    returned). Only where this torch records the range at all."""
+    ranges = sum(1 for evt in events if evt.name == MODE_RANGE)
+    if ranges == 0 or ranges == handled:
+        return []
+    return [f"{ranges} ops went to a dispatch mode while the dispatch guard judged {handled} (something "
+            "else answered for the guard)"]
 
 
 def _aten_children(evt: Any) -> list[Any]:
