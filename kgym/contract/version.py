@@ -112,8 +112,14 @@ from pathlib import Path
 # wrapper asks a generator holding the sealed hook's frame reader and the original (`audit._gate`), not the
 # tripwire's attributes or a closure cell, which the candidate reached (policy off: it moved `candidate_file`,
 # restarted the profiler's session around unguarded torch compute and passed).
-VERIFIER_VERSION = "kgym-verify-19"
-VERIFIER_SOURCE_FINGERPRINT = "8d9e3b31f8fc199d"
+# 20: two hidden cases more, also timed kinds (issue 29, red team by class 2026-12-07): rows (each row mapped onto
+# its own part of the draw's range: its own factor and offset, so no statistic of the whole draw stands for a
+# row's) and wide (the draw x 2^17: past fp16's range and exp's, replaced by a plain draw where the reference
+# overflows); the comparison's absolute term tol x min(cap, mean|ref|), cap = the case's mean|ref| over the
+# nominal draw's where above 1 (`cases.case_cap`), so scale-invariant (it was capped at 1: an honest GEMM
+# failed x 2^17), in `compare`, `within`, the float64 re-check, `trivial_kind` and the GPU's fused pass alike.
+VERIFIER_VERSION = "kgym-verify-20"
+VERIFIER_SOURCE_FINGERPRINT = "f90646709dfe5462"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
