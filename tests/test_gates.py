@@ -3,6 +3,7 @@
 import pytest
 
 from kgym.reward import reward
+from kgym.verify.parent.cases import N_CASES
 
 from paths import fixture_source
 
@@ -14,7 +15,7 @@ def test_known_good_kernel_passes_every_gate(verifier, op):
     v = verifier.verify(fixture_source(op, "reference"), fixture_source(op, "good"))
     assert v.error is None, v.error
     assert v.passed, (v.gate, v.reason)
-    assert v.gate is None and v.cases_passed == 6 and v.launches >= 1
+    assert v.gate is None and v.cases_passed == N_CASES and v.launches >= 1
     assert [c.name for c in v.cases] == ["nominal", "x3", "x0.01", "negated", "abs", "shifted"]
     assert {c.order for c in v.cases} == {"candidate_first", "reference_first"}
     assert v.timings["candidate"].clock == "host" and v.timings["eager"] is not None
@@ -27,8 +28,8 @@ def test_known_wrong_kernel_fails_correctness(verifier, op):
     v = verifier.verify(fixture_source(op, "reference"), fixture_source(op, "wrong"))
     assert v.error is None, v.error
     assert not v.passed and v.gate == "correctness", (v.gate, v.reason)
-    assert v.cases_passed < len(v.cases) == 6 and "hidden cases failed" in v.reason
-    assert reward(v) == pytest.approx(0.5 * v.cases_passed / 6)
+    assert v.cases_passed < len(v.cases) == N_CASES and "hidden cases failed" in v.reason
+    assert reward(v) == pytest.approx(0.5 * v.cases_passed / N_CASES)
 
 
 def test_hybrid_answer_passes_only_with_hybrid_allowance(verifier):
@@ -151,7 +152,7 @@ def test_unstable_timing_gets_no_speed_credit(verifier, relu_reference):
     # (On CUDA an unstable timing fails the timing gate.)
     v = verifier.verify(relu_reference, UNSTABLE)
     assert v.error is None
-    assert v.cases_passed == 6, (v.gate, v.reason)
+    assert v.cases_passed == N_CASES, (v.gate, v.reason)
     assert not v.timings["candidate"].stable
     assert any("timing unstable" in n for n in v.notes)
     assert reward(v) == pytest.approx(0.5)  # correct, no speed credit

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from kgym.verify.parent.cases import N_CASES
+
 sys.path.insert(0, str(Path(__file__).parent / "exploits"))
 from construction_sources import GATED_HONEST, GATED_REFERENCE, ROW_KERNELS, SIGMOID_KERNEL  # noqa: E402
 from data_movement_refs import CAT_REFERENCE, TRANSPOSE_REFERENCE  # noqa: E402
@@ -360,5 +362,5 @@ def test_honest_kernel_near_a_rule_passes(verifier, relu_reference, kind):
     v = verifier.verify(reference or relu_reference, source)
     assert v.error is None, v.error
     assert v.passed is True, (kind, v.gate, v.reason)
-    assert v.cases_passed == len(v.cases) == 6
+    assert v.cases_passed == len(v.cases) == N_CASES
     assert reward(v) == 0.5  # the correctness share; the CPU earns no speed credit

@@ -95,6 +95,7 @@ CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
     ("rows", _rows),
     ("wide", _wide),
 )
+N_CASES = len(CASES)  # hidden cases a verdict runs (the plan's replacements keep the count)
 # Cases outside the draw's range, where an operation of limited range (exp, a power) may overflow in
 # the reference itself: replaced by a plain draw where the reference's output is not finite there and
 # is on the nominal draw (the verifier's `_case_plan`): no kernel can be judged on an overflow.

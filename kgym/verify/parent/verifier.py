@@ -423,12 +423,12 @@ class Verifier:
         v.add_stage("correctness_lend", time.perf_counter() - t_part)
         try:
             return self._run_case(proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out,
-                                  model, name, reference_first, cfg, v, profile)
+                                  model, name, reference_first, cfg, v, profile, cap)
         finally:
             arena.free(out_buf, *shared_inputs)
 
     def _run_case(self, proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out, model,
-                  name, reference_first, cfg, v, profile) -> CaseResult | None:
+                  name, reference_first, cfg, v, profile, cap) -> CaseResult | None:
         t_part = time.perf_counter()
         reply = self._ask(proc, {"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
                           cfg.timeout_s, v)
@@ -970,7 +970,7 @@ def _timed_kinds(plan: list[tuple[str, Any]], n: int, rng: Any) -> list[Any]:
     Now it meets the kinds it is wrong on in the timed runs, where every output is judged
     (`Verifier._check_timed_output`) and a wrong one fails as isolation."""
     kinds = [t for _, t in plan]
-    transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each kind n // len(plan) times or one more
+    transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each n // len(plan) times or one more
     rng.shuffle(transforms)
     return transforms
 
