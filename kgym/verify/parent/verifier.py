@@ -82,7 +82,7 @@ class Verifier:
         self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode, zygote=zygote)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
-        self._plans: dict[tuple, tuple[list, list[str]]] = {}  # hidden cases per task (_case_plan)
+        self._plans: dict[tuple, tuple[list, list[str], dict[str, float]]] = {}  # hidden cases per task (_case_plan)
         self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
         self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
