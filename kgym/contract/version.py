@@ -119,7 +119,7 @@ from pathlib import Path
 # nominal draw's where above 1 (`cases.case_cap`), so scale-invariant (it was capped at 1: an honest GEMM
 # failed x 2^17), in `compare`, `within`, the float64 re-check, `trivial_kind` and the GPU's fused pass alike.
 VERIFIER_VERSION = "kgym-verify-20"
-VERIFIER_SOURCE_FINGERPRINT = "3d4f5f2e7ce7971f"
+VERIFIER_SOURCE_FINGERPRINT = "2d6050f39baccf47"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -70,7 +70,7 @@ def _rows(x: torch.Tensor) -> torch.Tensor:
     width = 2 * top * torch.exp2(-ROW_OCTAVES * torch.rand(lo.shape, device=x.device, dtype=work))
     start = -top + (2 * top - width) * torch.rand(lo.shape, device=x.device, dtype=work)
     span = (hi - lo).where(hi > lo, torch.ones_like(lo))
-    y = ((v - lo) / span * width + start).clamp(-top, top)
+    y = v.sub(lo).div_(span).mul_(width).add_(start).clamp_(-top, top)  # one full-size temporary
     return torch.where(x != 0, y.to(x.dtype), x)
 
 
