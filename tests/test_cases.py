@@ -64,8 +64,13 @@ def test_transforms_apply_to_floating_inputs_only():
         base = cases.make_inputs(get_inputs, 123, names["nominal"], torch.device("cpu"))[0]
         assert torch.equal(idx, torch.arange(4)) and k == 7
         shifted = base + 200 * float(base.abs().mean())
+        if name == "rows":  # one row (a 1-D tensor): an affine map onto part of [-max|x|, max|x|]
+            a = (x[1] - x[0]) / (base[1] - base[0])
+            assert torch.allclose(x, x[0] + a * (base - base[0]), atol=1e-5) and a > 0
+            assert float(x.abs().max()) <= float(base.abs().max())
+            continue
         expect = {"nominal": base, "x3": base * 3, "x0.01": base * 0.01, "negated": -base, "abs": base.abs(),
-                  "shifted": shifted}[name]
+                  "shifted": shifted, "wide": base * 2.0 ** 17}[name]
         assert torch.allclose(x, expect)
     assert math.isclose(float(cases.STRICT_TOL), 1e-4)
 
@@ -119,6 +124,52 @@ def test_the_shifted_case_moves_nonzero_values_and_keeps_zeros():
     assert torch.equal(dict(cases.CASES)["shifted"](torch.zeros(3)), torch.zeros(3))
 
 
+def test_the_rows_case_gives_each_row_its_own_factor_and_offset_within_the_draws_range():
+    """Issue 29: every other case draws its elements i.i.d., so a statistic of the whole draw stood
+    for a row's (test_iid_statistics_shortcut.py). Each row here is its own affine map of the draw's
+    row (positive factor, own offset), inside the draw's range; zeros stay; shapes and dtypes kept."""
+    torch.manual_seed(0)
+    x = torch.rand(64, 3, 256)
+    x[0, 0, :7] = 0.0
+    y = dict(cases.CASES)["rows"](x)
+    assert y.shape == x.shape and y.dtype == x.dtype and float(y.abs().max()) <= float(x.abs().max())
+    assert torch.equal(y[0, 0, :7], torch.zeros(7))
+    xs, ys = x.reshape(-1, 256)[1:], y.reshape(-1, 256)[1:]
+    lo, hi = xs.amin(1, keepdim=True), xs.amax(1, keepdim=True)
+    factor = (ys.amax(1, keepdim=True) - ys.amin(1, keepdim=True)) / (hi - lo)
+    assert torch.allclose(ys, ys.amin(1, keepdim=True) + factor * (xs - lo), atol=1e-5)
+    assert float(factor.max() / factor.min()) > 4  # factors over ~3 octaves
+    means = ys.mean(1)
+    assert float(means.max() - means.min()) > 1.0  # and offsets over the range: rows are not alike
+    h = dict(cases.CASES)["rows"](torch.randn(5, 9, dtype=torch.float16))
+    assert h.dtype == torch.float16 and bool(torch.isfinite(h).all())
+    assert torch.equal(dict(cases.CASES)["rows"](torch.zeros(3, 4)), torch.zeros(3, 4))
+
+
+def test_the_absolute_term_is_carried_to_the_cases_scale():
+    """Issue 29: the absolute term was tol x min(1, mean|ref|), so at 2^17 an honest float32 GEMM's
+    rounding near a cancelled sum failed it; with the case's cap (its mean|ref| over the nominal
+    draw's) the bound of a case c times the nominal draw is c times the nominal draw's bound."""
+    torch.manual_seed(0)
+    a, b = torch.randn(64, 512) * 4, torch.randn(512, 48)
+    nominal = a.double() @ b.double()
+    for c in (1.0, 2.0 ** 17):
+        ref = (nominal * c * c).float()
+        cap = cases.case_cap(cases.mean_abs(ref), cases.mean_abs(nominal.float()))
+        assert math.isclose(cap, max(1.0, c * c), rel_tol=1e-6)
+        honest = (a * c) @ (b * c)  # float32, another summation order than float64
+        assert cases.compare(honest, ref, cap=cap).passed
+        assert cases.within(honest, ref, cap=cap)
+        err = honest.double() - ref.double()
+        off = honest.clone()
+        k = int(ref.abs().argmin())
+        off.view(-1)[k] += 3e-4 * c * c * min(1.0, float(nominal.abs().mean()))  # 3x the bound's absolute term
+        assert not cases.compare(off, ref, cap=cap).passed and not cases.within(off, ref, cap=cap)
+        if c > 1:  # the old cap at 1 refuses the honest product (values near a cancelled sum)
+            assert not cases.compare(honest, ref).passed and float(err.abs().max()) > 1e-4
+    assert cases.case_cap(None, 1.0) == cases.case_cap(2.0, 0.0) == cases.case_cap(0.5, 1.0) == 1.0
+
+
 def _within_fuzz(device: str) -> None:
     """`within` against `compare` on outputs at the tolerance's edge, NaN and Inf on either side, every
     float dtype and a declared tolerance: it passes nothing compare fails, and defers only where a
@@ -148,7 +199,8 @@ def _within_fuzz(device: str) -> None:
             out = out * (1 + tol * (2 * noise - 1))
         out = out.to(dtype)
         declared = 3e-4 if trial % 7 == 0 and dtype == torch.float32 else None
-        fast, full = cases.within(out, ref, declared), cases.compare(out, ref, declared).passed
+        cap = (1.0, 40.0)[trial % 3 == 0]
+        fast, full = cases.within(out, ref, declared, cap), cases.compare(out, ref, declared, cap).passed
         assert not (fast and not full), (trial, dtype, mode)
         agree += fast == full
         if mode == 4:
@@ -217,9 +269,10 @@ def _compare_fuzz(device: str, monkeypatch) -> None:
             ref[0], out[0] = 3e38, -3e38
         out = out.to(dtype)
         declared = 3e-4 if trial % 7 == 0 and dtype == torch.float32 else None
-        got = cases.compare(out, ref, declared)
-        assert got == cases._compare_chunks(out.reshape(-1), ref.reshape(-1), declared), (trial, dtype, mode)
-        fast += cases._compare_finite(out.reshape(-1), ref.reshape(-1), declared) is not None
+        cap = (1.0, 40.0)[trial % 3 == 0]
+        got = cases.compare(out, ref, declared, cap)
+        assert got == cases._compare_chunks(out.reshape(-1), ref.reshape(-1), declared, cap), (trial, dtype, mode)
+        fast += cases._compare_finite(out.reshape(-1), ref.reshape(-1), declared, cap) is not None
     assert 300 < fast < 1400  # both paths were taken
 
 
@@ -279,6 +332,45 @@ def test_the_fused_input_check_passes_only_identical_bytes(tmp_path):
     out = subprocess.run([sys.executable, "-P", str(script)], env=env, capture_output=True, text=True,
                          timeout=300, cwd=root)
     assert out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+def test_the_fused_comparison_decides_as_within_on_the_cpu(tmp_path):
+    """`judge_kernel.within_fused` (the GPU's fast comparison, `within_cuda` without the device switch),
+    under Triton's interpreter on CPU tensors, against `cases.within` (the CPU's expressions) and
+    `compare`: it passes nothing compare fails, with and without a case's cap, and decides as `within`
+    away from the bound's edge (its margin, 2^-16 of the bound, leaves the edge to compare)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "fused.py"
+    script.write_text(
+        "import math, torch\n"
+        "from kgym.verify.parent import cases, judge_kernel as j\n"
+        "g = torch.Generator().manual_seed(0)\n"
+        "same = edge = 0\n"
+        "for trial in range(240):\n"
+        "    dtype = (torch.float32, torch.float16, torch.float64)[trial % 3]\n"
+        "    n = 1 + trial * 997 % (2 * j.BLOCK + 9)\n"
+        "    ref = ((torch.rand(n, generator=g, dtype=torch.float64) - 0.5) * 10.0 ** (trial % 8 - 3)).to(dtype)\n"
+        "    tol = cases.tolerance_for(dtype)\n"
+        "    cap = (1.0, 2.0 ** 17, 40.0)[trial // 3 % 3]\n"
+        "    noise = torch.rand(n, generator=g, dtype=torch.float64)\n"
+        "    out = ref.double() + (noise - 0.5) * (0.5, 2.2, 4.0)[trial // 9 % 3] * tol * (ref.double().abs() + 1e-3)\n"
+        "    if trial % 11 == 0: out[n // 2] = math.nan\n"
+        "    out = out.to(dtype)\n"
+        "    fused = j.within_fused(out, ref, tol, cap)\n"
+        "    cpu, full = cases.within(out, ref, None, cap), cases.compare(out, ref, None, cap).passed\n"
+        "    assert not (fused and not full), trial\n"
+        "    same += fused == cpu\n"
+        "print(same, 'ok')\n")
+    root = str(Path(__file__).resolve().parent.parent)  # this checkout's kgym, not an installed one
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": root}
+    out = subprocess.run([sys.executable, "-P", str(script)], env=env, capture_output=True, text=True,
+                         timeout=600, cwd=root)
+    assert out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+    assert int(out.stdout.split()[-2]) >= 236, out.stdout  # the same decision but at the edge
 
 
 @pytest.mark.gpu

@@ -9,6 +9,7 @@ import torch
 
 from kgym.reward import reward
 from kgym.verify import Verifier, VerifyConfig, timing
+from kgym.verify.parent.cases import N_CASES
 
 from paths import fixture_source
 
@@ -160,7 +161,7 @@ def _passes_but_for_micro_timing(v) -> None:
     p90-p10 spread past the gate. Every other gate must pass; timing stability is asserted on the
     16M-element case below, the size tasks are meant to have."""
     assert v.error is None, v.error
-    assert v.cases_passed == 6, (v.gate, v.reason)
+    assert v.cases_passed == N_CASES, (v.gate, v.reason)
     assert v.gate in (None, "timing"), (v.gate, v.reason)
     if v.gate == "timing":
         assert "variation" in v.reason and v.timings["candidate"].median_ms < 0.5, v.reason

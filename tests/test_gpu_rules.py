@@ -16,6 +16,7 @@ from test_gpu import BIG_RELU, GOOD, HEADER, _passes_but_for_micro_timing
 from test_runtime_honest import HONEST
 
 from kgym.verify import Verifier, VerifyConfig
+from kgym.verify.parent.cases import N_CASES
 
 pytestmark = pytest.mark.gpu
 
@@ -82,7 +83,7 @@ def test_a_jiterator_kernel_in_the_timed_runs_only_is_counted(gpu_verifier):
     v = gpu_verifier.verify(BIG_RELU, JITERATOR_TIMED_ONLY, static_policy=False)
     assert v.error is None, v.error
     assert v.passed is False and v.gate == "isolation", (v.gate, v.reason)
-    assert v.cases_passed == 6
+    assert v.cases_passed == N_CASES
     # the device trace's words; the launch signature's if torch allocated the jiterator's output
     # outside the dispatcher (then it is no fresh allocation of this forward)
     assert ("the device ran other kernels in the timed runs" in v.reason

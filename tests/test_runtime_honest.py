@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from kgym.verify.parent.cases import N_CASES
+
 sys.path.insert(0, str(Path(__file__).parent / "exploits"))
 from construction_sources import GATED_HONEST, GATED_REFERENCE, ROW_KERNELS, SIGMOID_KERNEL  # noqa: E402
 from data_movement_refs import CAT_REFERENCE, TRANSPOSE_REFERENCE  # noqa: E402
@@ -362,4 +364,4 @@ def test_honest_kernel_near_a_rule_passes(verifier, relu_reference, kind):
     reference, source = HONEST[kind]
     v = verifier.verify(reference or relu_reference, source)
     # the correctness share (0.5): the CPU earns no speed credit, a GPU may (0.5 to 1)
-    assert_honest_pass(v, cases=6)
+    assert_honest_pass(v, cases=N_CASES)

@@ -125,8 +125,14 @@ from pathlib import Path
 # put it back: a cache no rule noted passed (policy off). A second layer: over every profiled span the
 # profiler's "PythonDispatchMode" ranges must equal the ops the sealed dispatch judged (a class attribute
 # rebound and put back); a direct call of the dispatch, or with a forged op, is refused and recorded.
+# 20 also: two hidden cases more, also timed kinds (issue 29, red team by class 2026-12-07): rows (each row mapped onto
+# its own part of the draw's range: its own factor and offset, so no statistic of the whole draw stands for a
+# row's) and wide (the draw x 2^17: past fp16's range and exp's, replaced by a plain draw where the reference
+# overflows); the comparison's absolute term tol x min(cap, mean|ref|), cap = the case's mean|ref| over the
+# nominal draw's where above 1 (`cases.case_cap`), so scale-invariant (it was capped at 1: an honest GEMM
+# failed x 2^17), in `compare`, `within`, the float64 re-check, `trivial_kind` and the GPU's fused pass alike.
 VERIFIER_VERSION = "kgym-verify-20"
-VERIFIER_SOURCE_FINGERPRINT = "1182574a9fbf67ac"
+VERIFIER_SOURCE_FINGERPRINT = "f0103d4527fdf216"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -1,15 +1,22 @@
 """Gate 4's hidden cases and the comparison, both in the trusted parent.
 
-Six cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated, absolute value and
-shifted (every nonzero value moved up by 200 x mean|x|; transforms apply to floating-point tensors
-only; `mixed_sign` gives a case's variant where its inputs leave the operation trivial, judged by
-`trivial_kind`, the verifier's `_case_plan` decides). The seeds come from a secret the candidate's
+Eight cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated, absolute value,
+shifted (every nonzero value moved up by 200 x mean|x|), rows (each row scaled and shifted by its own
+factor and offset: no statistic of the whole draw stands for a row's) and wide (x 2^17: magnitudes
+past fp16's range, row spreads past exp's); transforms apply to floating-point tensors only;
+`mixed_sign` gives a case's variant where its inputs leave the operation trivial, judged by
+`trivial_kind`, and a RANGE_CASES case whose reference output overflows is replaced by a plain draw;
+the verifier's `_case_plan` decides). The seeds come from a secret the candidate's
 process never sees. Inputs are generated on the verification device (`with torch.device(...)`), so a
 6.4 GB input costs milliseconds, not the minute KernelBench spends on the CPU.
 
-Tolerance, per element: |out - ref| <= tol * |ref| + tol * min(1, mean|ref|), tol = 1e-4 for FP32:
+Tolerance, per element: |out - ref| <= tol * |ref| + tol * min(cap, mean|ref|), tol = 1e-4 for FP32:
 KernelBench's atol = rtol = 1e-4, with the absolute part scaled down for small outputs (the x0.01
-case) so a wrong answer cannot hide under it. NaN/Inf where the reference has none fails.
+case) so a wrong answer cannot hide under it, and up with the case's own scale: `cap` is 1 where
+the case's outputs are no larger than the nominal draw's, else their ratio (`case_cap`: the x3 and
+wide cases of a linear op, 3 and 2^17), so the nominal draw's bound carried to the case's units
+(scale-invariant: an honest float32 GEMM's error near a cancelled sum grows with its operands; with
+the cap at 1 a 2^17 case refused six honest registry solutions). NaN/Inf where the reference has none fails.
 Tolerance by dtype: fp16 1e-3, bf16 1e-2, float64 1e-9 (float32 arithmetic, 2^-24 ~ 6e-8 per rounding,
 cannot pass it; honest float64 reorderings differ by ~1e-15), unless the task declares its own
 (`VerifyConfig.tolerance`). Values are compared in float64 when the reference is float64 (casting
@@ -41,6 +48,43 @@ def _shifted(x: torch.Tensor) -> torch.Tensor:
     return torch.where(x != 0, x + c, x)
 
 
+ROW_OCTAVES = 3.0  # the rows case's widths: 2^-u of the draw's range, u uniform in [0, ROW_OCTAVES]
+
+
+def _rows(x: torch.Tensor) -> torch.Tensor:
+    """Each row (a slice along the last dimension; a 1-D tensor is one row) mapped affinely, its own
+    smallest value to its largest, onto its own random part of the draw's range [-max|x|, max|x|]:
+    of width 2^-u of that range (u uniform in [0, ROW_OCTAVES]) at a uniform place in it. So each
+    row has its own factor and offset, every value stays within the draw's own range (no range check
+    tells the case from a nominal draw), and zeros stay (as in the shifted case). Drawn from the
+    case's seeded generator, after `get_inputs`. Why: every other case draws its elements i.i.d., so
+    a statistic of the whole draw stood for each row's: a second-order expansion around the draw's
+    mean answered KernelBench level 2 #56 (a sum of sigmoids of a GEMM) within 1e-4 without the GEMM
+    (red team by class, 2026-12-07); here each row has its own mean and spread."""
+    if x.dim() == 0 or x.numel() == 0:
+        return x
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    v = x.to(work)
+    top = v.abs().max()
+    lo, hi = v.amin(-1, keepdim=True), v.amax(-1, keepdim=True)
+    width = 2 * top * torch.exp2(-ROW_OCTAVES * torch.rand(lo.shape, device=x.device, dtype=work))
+    start = -top + (2 * top - width) * torch.rand(lo.shape, device=x.device, dtype=work)
+    span = (hi - lo).where(hi > lo, torch.ones_like(lo))
+    y = v.sub(lo).div_(span).mul_(width).add_(start).clamp_(-top, top)  # one full-size temporary
+    return torch.where(x != 0, y.to(x.dtype), x)
+
+
+WIDE = 2.0 ** 17  # the wide case's factor: a power of two, so the scaling itself is exact
+
+
+def _wide(x: torch.Tensor) -> torch.Tensor:
+    """The draw times 2^17: values past fp16's 65504 and row spreads far past exp's range (~88), so
+    arithmetic right only in a narrow range fails (softmax shifted by a row's first element instead of
+    its max, a GEMM in split fp16 pieces; red team by class, 2026-12-07); exact in binary, so an honest
+    float32 kernel of an op homogeneous of degree d returns 2^17d x its answer on the same draw."""
+    return x * WIDE
+
+
 CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
     ("nominal", lambda x: x),
     ("x3", lambda x: x * 3.0),
@@ -48,7 +92,14 @@ CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
     ("negated", lambda x: -x),
     ("abs", lambda x: x.abs()),
     ("shifted", _shifted),
+    ("rows", _rows),
+    ("wide", _wide),
 )
+N_CASES = len(CASES)  # hidden cases a verdict runs (the plan's replacements keep the count)
+# Cases outside the draw's range, where an operation of limited range (exp, a power) may overflow in
+# the reference itself: replaced by a plain draw where the reference's output is not finite there and
+# is on the nominal draw (the verifier's `_case_plan`): no kernel can be judged on an overflow.
+RANGE_CASES = frozenset({"wide"})
 
 
 def mixed_sign(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -113,6 +164,25 @@ class Comparison:
     note: str = ""
 
 
+def mean_abs(out: Any) -> float | None:
+    """mean|out| of a floating-point tensor with every value finite, else None (`case_cap`'s figure)."""
+    if not (isinstance(out, torch.Tensor) and out.is_floating_point() and out.numel()):
+        return None
+    m = float(out.detach().abs().mean(dtype=torch.float64))
+    return m if math.isfinite(m) else None
+
+
+def case_cap(case_mean: float | None, nominal_mean: float | None) -> float:
+    """A case's cap on the absolute term's scale: the mean|ref| of its reference output over the
+    nominal draw's (`mean_abs` of each), where that is above 1, else 1 (a case no larger than the
+    nominal draw is judged as before verifier 20); 1 where either is None or the nominal one is 0.
+    Why: `compare`'s absolute term tol x min(1, mean|ref|) is the nominal draw's; a case 2^17 times
+    larger needs it 2^17 times larger, or an honest GEMM's rounding near a cancelled sum fails it."""
+    if case_mean is None or nominal_mean is None or not nominal_mean > 0:
+        return 1.0
+    return max(1.0, case_mean / nominal_mean)
+
+
 def tolerance_for(dtype: torch.dtype, declared: float | None = None) -> float:
     """The strict tolerance of an output dtype: the task's declared one, else the dtype's own (float64
     is tighter than float32's 1e-4, half types looser)."""
@@ -128,9 +198,10 @@ def tolerance_for(dtype: torch.dtype, declared: float | None = None) -> float:
 CHUNK = 1 << 26  # elements compared at a time: bounded extra memory for multi-GB outputs
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None) -> Comparison:
+def compare(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None, cap: float = 1.0) -> Comparison:
     """Is `out` within tolerance of `ref`? Both are tensors of the same shape and dtype. `tolerance`:
-    the task's declared strict tolerance (None: the dtype's, see `tolerance_for`).
+    the task's declared strict tolerance (None: the dtype's, see `tolerance_for`); `cap`: the case's
+    cap on the absolute term's scale (`case_cap`; 1 for a draw of the nominal scale).
 
     An output that passes with every value finite on both sides (an honest hidden case) is judged by
     `_compare_finite`: the same expressions, two synchronisations in all; anything else (a value out
@@ -141,10 +212,11 @@ def compare(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None
     o_all, r_all = out.reshape(-1), ref.reshape(-1)
     if r_all.numel() == 0:
         return Comparison(True, True, 0.0, 0.0)
-    return _compare_finite(o_all, r_all, tolerance) or _compare_chunks(o_all, r_all, tolerance)
+    return _compare_finite(o_all, r_all, tolerance, cap) or _compare_chunks(o_all, r_all, tolerance, cap)
 
 
-def _compare_finite(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float | None) -> Comparison | None:
+def _compare_finite(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float | None, cap: float
+                    ) -> Comparison | None:
     """`_compare_chunks`'s verdict where it is a pass with every value finite, else None (the caller
     then runs `_compare_chunks`). Why: on a GPU `_compare_chunks` synchronises ~7 times per chunk of
     64M values (a Python bool, int or float of a device value each), ~200 times for KernelBench's
@@ -172,7 +244,7 @@ def _compare_finite(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float |
     abs_sum = 0.0
     for x in torch.stack(sums).tolist():
         abs_sum += x
-    scale = min(1.0, abs_sum / n)
+    scale = min(cap, abs_sum / n)
     strict = tolerance_for(r_all.dtype, tolerance)
     figures = []  # per chunk: output all finite, largest |diff|, largest relative error, strict failures
     for i in range(0, n, CHUNK):
@@ -193,7 +265,7 @@ def _compare_finite(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float |
     return Comparison(True, True, max_abs, max_rel)
 
 
-def _compare_chunks(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float | None) -> Comparison:
+def _compare_chunks(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float | None, cap: float) -> Comparison:
     """`compare` chunk by chunk, with its notes: the first NaN/Inf mismatch, the count and first
     indices of values out of tolerance."""
     n = r_all.numel()
@@ -204,7 +276,7 @@ def _compare_chunks(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float |
         fin = torch.isfinite(r)
         abs_sum += float(r.abs().where(fin, 0).sum(dtype=torch.float64))
         finite_n += int(fin.sum())
-    scale = min(1.0, abs_sum / finite_n) if finite_n else 1.0
+    scale = min(cap, abs_sum / finite_n) if finite_n else cap
     strict = tolerance_for(r_all.dtype, tolerance)
     loose_tol = max(LOOSE_TOL, strict)
     max_abs = max_rel = 0.0
@@ -239,9 +311,9 @@ def _compare_chunks(o_all: torch.Tensor, r_all: torch.Tensor, tolerance: float |
     return Comparison(bad_strict == 0, bad_loose == 0, max_abs, max_rel, note)
 
 
-def within(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None) -> bool:
+def within(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None, cap: float = 1.0) -> bool:
     """The fast pass of `compare`, for the timed runs (every one is judged: "Every output is judged",
-    docs/verify.md): True only where `compare(out, ref, tolerance).passed` is True, False where it
+    docs/verify.md): True only where `compare(out, ref, tolerance, cap).passed` is True, False where it
     cannot tell (a value out of tolerance, a NaN or Inf on either side), and the caller then runs
     `compare` for the verdict and its note. The same expressions in the same dtype, element for
     element (the scale from the same chunked float64 sums of |ref|; the bound `strict * |ref| +
@@ -260,7 +332,7 @@ def within(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None)
 
         if ref.dtype in judge_kernel.DTYPES:
             try:
-                return judge_kernel.within_cuda(out, ref, tolerance_for(ref.dtype, tolerance))
+                return judge_kernel.within_cuda(out, ref, tolerance_for(ref.dtype, tolerance), cap)
             except Exception:  # noqa: BLE001 - the fast pass only saves time: torch's expressions below judge
                 pass
     o_all, r_all = out.reshape(-1), ref.reshape(-1)
@@ -273,7 +345,7 @@ def within(out: torch.Tensor, ref: torch.Tensor, tolerance: float | None = None)
         abs_sum += float(r_all[i:i + CHUNK].to(work).abs().sum(dtype=torch.float64))
     if not math.isfinite(abs_sum):  # a reference value is NaN or Inf: compare's own path
         return False
-    scale = min(1.0, abs_sum / n)  # every reference value is finite: compare's finite count is n
+    scale = min(cap, abs_sum / n)  # every reference value is finite: compare's finite count is n
     strict = tolerance_for(ref.dtype, tolerance)
     for i in range(0, n, CHUNK):
         o, r = o_all[i:i + CHUNK].to(work), r_all[i:i + CHUNK].to(work)
@@ -301,7 +373,7 @@ def unchanged(a: torch.Tensor, b: torch.Tensor) -> bool:
     return same(a, b)
 
 
-def trivial_kind(ref_out: Any, inputs: list[Any], tolerance: float | None = None) -> str | None:
+def trivial_kind(ref_out: Any, inputs: list[Any], tolerance: float | None = None, cap: float = 1.0) -> str | None:
     """What trivial function of its inputs the reference's output is, within the strict tolerance of
     `compare` (a kernel computing that function would pass the case): "a constant (c)", zeros
     included, or "a x input k" (a copy, a negation or a scaling of an input of as many elements,
@@ -316,7 +388,7 @@ def trivial_kind(ref_out: Any, inputs: list[Any], tolerance: float | None = None
     if not bool(torch.isfinite(r).all()):
         return None
     tol = tolerance_for(ref_out.dtype, tolerance)
-    scale = min(1.0, float(r.abs().mean(dtype=torch.float64)))
+    scale = min(cap, float(r.abs().mean(dtype=torch.float64)))
     step = max(1, r.numel() // 4096)
 
     def fits(f: Callable[[slice], torch.Tensor]) -> bool:
@@ -346,9 +418,9 @@ def trivial_kind(ref_out: Any, inputs: list[Any], tolerance: float | None = None
 ROUNDING_FACTOR = 4.0  # a float64 re-check allows this many times torch's own fp32 error on the case
 
 
-def torch_rounding(ref32: torch.Tensor, ref64: torch.Tensor) -> float:
+def torch_rounding(ref32: torch.Tensor, ref64: torch.Tensor, cap: float = 1.0) -> float:
     """The largest error of torch's own float32 result against its float64 result, in the form of
-    the strict tolerance: max |ref32 - ref64| / (|ref64| + min(1, mean|ref64|)) over the elements finite
+    the strict tolerance: max |ref32 - ref64| / (|ref64| + min(cap, mean|ref64|)) over the elements finite
     in both (0.0 if none)."""
     r32, r64 = ref32.reshape(-1), ref64.reshape(-1)
     worst, abs_sum, finite_n = 0.0, 0.0, 0
@@ -359,7 +431,7 @@ def torch_rounding(ref32: torch.Tensor, ref64: torch.Tensor) -> float:
         finite_n += int(fin.sum())
     if not finite_n:
         return 0.0
-    scale = min(1.0, abs_sum / finite_n)
+    scale = min(cap, abs_sum / finite_n)
     for i in range(0, r64.numel(), CHUNK):
         r, o = r64[i:i + CHUNK], r32[i:i + CHUNK].to(torch.float64)
         both = torch.isfinite(r) & torch.isfinite(o)
@@ -368,8 +440,8 @@ def torch_rounding(ref32: torch.Tensor, ref64: torch.Tensor) -> float:
     return worst
 
 
-def compare_rounded(out: torch.Tensor, ref32: torch.Tensor, ref64: torch.Tensor, tolerance: float | None = None
-                    ) -> Comparison | None:
+def compare_rounded(out: torch.Tensor, ref32: torch.Tensor, ref64: torch.Tensor, tolerance: float | None = None,
+                    cap: float = 1.0) -> Comparison | None:
     """The float64 re-check of a float32 output that failed `compare` against torch's float32 result:
     against the float64 reference, at ROUNDING_FACTOR x torch's own float32 error on these inputs
     (`torch_rounding`), never tighter than the strict tolerance nor looser than the loose one. None
@@ -377,11 +449,11 @@ def compare_rounded(out: torch.Tensor, ref32: torch.Tensor, ref64: torch.Tensor,
     stands). A large reduction on shifted inputs (LayerNorm of rows of 1024 values near 2000) rounds
     by more than 1e-4 in torch itself, and an honest two-pass kernel summing in another order failed."""
     strict = tolerance_for(ref32.dtype, tolerance)
-    err = torch_rounding(ref32, ref64)
+    err = torch_rounding(ref32, ref64, cap)
     if ROUNDING_FACTOR * err <= strict:
         return None
     tol = min(max(LOOSE_TOL, strict), ROUNDING_FACTOR * err)
-    cmp = compare(out, ref64, tol)
+    cmp = compare(out, ref64, tol, cap)
     note = (f"against a float64 reference at {tol:.3g} ({ROUNDING_FACTOR:g}x torch's own float32 error here, "
             f"{err:.3g}): " + (cmp.note or "within it"))
     return Comparison(cmp.passed, cmp.passed_loose, cmp.max_abs_err, cmp.max_rel_err, note)

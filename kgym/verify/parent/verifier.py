@@ -82,7 +82,7 @@ class Verifier:
         self.sandbox = Sandbox(self._child_device(), spares=spares, quiet_mode=quiet_mode, zygote=zygote)
         self.cache = BaselineCache(cache_dir)
         self.secret = case_secret if case_secret is not None else secrets.token_bytes(32)
-        self._plans: dict[tuple, tuple[list, list[str]]] = {}  # hidden cases per task (_case_plan)
+        self._plans: dict[tuple, tuple[list, list[str], dict[str, float]]] = {}  # hidden cases per task (_case_plan)
         self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
         self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
@@ -204,23 +204,47 @@ class Verifier:
         self._seeded.add(key)
 
     def _case_plan(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig
-                   ) -> tuple[list[tuple[str, Any]], list[str]]:
-        """The hidden cases of this task as (name, transform), with notes: a case whose inputs leave the
+                   ) -> tuple[list[tuple[str, Any]], list[str], dict[str, float]]:
+        """The hidden cases of this task as (name, transform), with notes and each case's cap on the
+        comparison's absolute term (`cases.case_cap`, by name): a case whose inputs leave the
         operation trivial (the reference's output a constant, or a copy or multiple of an input, where
         the nominal output is neither: `cases.trivial_kind`) is replaced by its mixed-sign variant, else
-        by a plain draw under its seed; a copy kernel earned the abs and shifted cases of ReLU. Decided
-        once per (task, seed, tolerance) and verifier (the inputs depend on those and the secret only),
-        from reference forwards on the case inputs; a task trivial on its nominal inputs is left as is."""
+        by a plain draw under its seed; a copy kernel earned the abs and shifted cases of ReLU. A case of
+        `cases.RANGE_CASES` (wide: x 2^17) whose reference output is not finite where the nominal one is
+        (exp overflows) is replaced by a plain draw: no kernel can be judged against an overflow.
+        Decided once per (task, seed, tolerance) and verifier (the inputs depend on those and the secret
+        only), from reference forwards on the case inputs; a task trivial on its nominal inputs is left
+        as is (its overflow rule and caps still apply)."""
         key = (ref.sha256, cfg.seed, cfg.tolerance)
         if key in self._plans:
             return self._plans[key]
-        def kind(name: str, transform: Any) -> str | None:
-            inputs = self._case_inputs(ref, cfg, name, transform)
-            return cases_mod.trivial_kind(_reference_forward(model, inputs), inputs, cfg.tolerance)
+        seen: dict[tuple[str, int], tuple[bool, float | None, str | None]] = {}
+        nominal_mean: list[float | None] = []
+
+        def probe(name: str, transform: Any) -> tuple[bool, float | None, str | None]:
+            """Is the reference's output on this case finite, its mean|ref|, its trivial kind."""
+            if (name, id(transform)) not in seen:
+                inputs = self._case_inputs(ref, cfg, name, transform)
+                out = _reference_forward(model, inputs)
+                mean = cases_mod.mean_abs(out)
+                cap = cases_mod.case_cap(mean, nominal_mean[0]) if nominal_mean else 1.0
+                seen[(name, id(transform))] = (_finite(out), mean,
+                                               cases_mod.trivial_kind(out, inputs, cfg.tolerance, cap))
+                del inputs, out
+            return seen[(name, id(transform))]
+
         plan, notes = list(cases_mod.CASES), []
-        if kind(*plan[0]) is None:
+        nominal_finite, mean, nominal_kind = probe(*plan[0])
+        nominal_mean.append(mean)
+        if nominal_finite:
+            for k, (name, transform) in enumerate(plan):
+                if name in cases_mod.RANGE_CASES and not probe(name, transform)[0]:
+                    plan[k] = (name, lambda x: x)
+                    notes.append(f"hidden case {name}: the reference's output overflows there (NaN or Inf where "
+                                 f"its nominal output is finite), so it was replaced by a plain draw")
+        if nominal_kind is None:
             for k, (name, transform) in enumerate(plan[1:], 1):
-                why = kind(name, transform)
+                why = probe(name, transform)[2]
                 if why is None:
                     continue
                 for label, variant in (("its mixed-sign variant", cases_mod.mixed_sign(transform)),
@@ -228,13 +252,14 @@ class Verifier:
                     plan[k] = (name, variant)
                     note = (f"hidden case {name}: the reference's output is {why} of its inputs there (the "
                             f"operation is trivial on them), so it was replaced by {label}")
-                    if kind(name, variant) is None:
+                    if probe(name, variant)[2] is None:
                         break
                 notes.append(note)
+        caps = {name: cases_mod.case_cap(probe(name, transform)[1], nominal_mean[0]) for name, transform in plan}
         if len(self._plans) >= 4096:
             self._plans.clear()
-        self._plans[key] = (plan, notes)
-        return plan, notes
+        self._plans[key] = (plan, notes, caps)
+        return plan, notes, caps
 
     def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: VerdictDraft
              ) -> dict[str, Any] | None:
@@ -278,7 +303,7 @@ class Verifier:
         # Gates 2-4 on the hidden cases; the first forward compiles the kernels.
         t = time.perf_counter()
         nominal: list[Any] | None = None
-        plan, plan_notes = self._case_plan(ref, model, cfg)
+        plan, plan_notes, caps = self._case_plan(ref, model, cfg)
         v.stages_s["case_plan"] = time.perf_counter() - t
         v.notes.extend(plan_notes)
         for k, (name, transform) in enumerate(plan):
@@ -292,7 +317,7 @@ class Verifier:
             ref_out = _reference_forward(model, inputs) if reference_first else None
             v.add_stage("correctness_reference", time.perf_counter() - t_part)
             result = self._candidate_case(proc, arena, inputs, ref_out, model, name, reference_first,
-                                          cfg, v, profile=cfg.profile_forwards or k == 0)
+                                          cfg, v, profile=cfg.profile_forwards or k == 0, cap=caps[name])
             if result is None:  # a gate failed: the verdict holds why
                 v.stages_s["correctness"] = time.perf_counter() - t
                 return
@@ -377,8 +402,8 @@ class Verifier:
                     handles.append(h)
         return handles
 
-    def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile
-                        ) -> CaseResult | None:
+    def _candidate_case(self, proc, arena, inputs, ref_out, model, name, reference_first, cfg, v, profile,
+                        cap: float = 1.0) -> CaseResult | None:
         t_part = time.perf_counter()
         shared_inputs, handles, pristine = [], [], []
         for x in inputs:
@@ -398,12 +423,12 @@ class Verifier:
         v.add_stage("correctness_lend", time.perf_counter() - t_part)
         try:
             return self._run_case(proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out,
-                                  model, name, reference_first, cfg, v, profile)
+                                  model, name, reference_first, cfg, v, profile, cap)
         finally:
             arena.free(out_buf, *shared_inputs)
 
     def _run_case(self, proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out, model,
-                  name, reference_first, cfg, v, profile) -> CaseResult | None:
+                  name, reference_first, cfg, v, profile, cap) -> CaseResult | None:
         t_part = time.perf_counter()
         reply = self._ask(proc, {"op": "forward", "inputs": handles, "output": out_handle, "profile": profile},
                           cfg.timeout_s, v)
@@ -456,14 +481,14 @@ class Verifier:
             if mutated:
                 return CaseResult(name, False, None, None, False, _order(reference_first),
                                   f"the candidate modified its input(s) {mutated}")
-            cmp = self._judge(out_buf, ref_out, model, inputs, cfg)
+            cmp = self._judge(out_buf, ref_out, model, inputs, cfg, cap=cap)
         finally:
             v.add_stage("correctness_checks", time.perf_counter() - t_part)
         return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
                           _order(reference_first), cmp.note)
 
     def _judge(self, out: torch.Tensor, ref_out: torch.Tensor, model: torch.nn.Module, inputs: list[Any],
-               cfg: VerifyConfig, *, detail: bool = True) -> cases_mod.Comparison:
+               cfg: VerifyConfig, *, detail: bool = True, cap: float = 1.0) -> cases_mod.Comparison:
         """Gate 4's comparison, also of every timed run: against the reference's float32 output; a
         float32 output that fails it is re-checked against a float64 reference at a tolerance scaled
         to torch's own float32 error on these inputs (`cases.compare_rounded`): the tolerance follows
@@ -471,10 +496,11 @@ class Verifier:
         verification and only when a re-check is needed; a reference that cannot run in float64 keeps
         the float32 verdict. Without `detail` (timed runs: only the pass counts) an output that
         `cases.within` passes is passed without the errors a hidden case reports; any other output
-        gets the full comparison, so the verdict is the same either way."""
-        if not detail and cases_mod.within(out, ref_out, cfg.tolerance):
+        gets the full comparison, so the verdict is the same either way. `cap`: the case's (or the timed
+        run's kind's) cap on the absolute term (`cases.case_cap`)."""
+        if not detail and cases_mod.within(out, ref_out, cfg.tolerance, cap):
             return cases_mod.Comparison(True, True, None, None)
-        cmp = cases_mod.compare(out, ref_out, cfg.tolerance)
+        cmp = cases_mod.compare(out, ref_out, cfg.tolerance, cap)
         if cmp.passed or ref_out.dtype != torch.float32:
             return cmp
         try:
@@ -487,7 +513,7 @@ class Verifier:
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
             return cmp
         ref64 = ref64.to(torch.float64)
-        return cases_mod.compare_rounded(out, ref_out, ref64, cfg.tolerance) or cmp
+        return cases_mod.compare_rounded(out, ref_out, ref64, cfg.tolerance, cap) or cmp
 
     def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
         held: list[torch.Tensor] = []  # shared buffers of the current attempt
@@ -535,7 +561,8 @@ class Verifier:
         check_buf, check_handle = arena.empty(shape, dtype)
         held.extend([check_buf, *_tensors(work)])
         order = [-1 - j for j in range(warmup)] + list(range(runs))
-        kinds = _timed_kinds(self._case_plan(ref, model, cfg)[0], len(order), rng)
+        plan, _, caps = self._case_plan(ref, model, cfg)
+        kinds = _timed_kinds([(name, (transform, caps[name])) for name, transform in plan], len(order), rng)
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
         per_run_s = cfg.timeout_s + 3 * per_forward
         t_sent = time.perf_counter()
@@ -543,7 +570,7 @@ class Verifier:
         time_nonce = proc.send({"op": "time", "inputs": handles, "check": check_handle, "runs": runs,
                                 "warmup": warmup})
         sent: list[list[float]] = []  # each timed run's (clock, wall, span) ms, as its `ran` gave them
-        for i, transform in zip(order, kinds):
+        for i, (transform, cap) in zip(order, kinds):
             t_draw = time.perf_counter()
             draw = self._fresh_draw(ref, nominal, rng, transform)
             for buf, x in zip(work, draw):
@@ -588,7 +615,7 @@ class Verifier:
                 v.fail("isolation", f"the candidate modified its input(s) {mutated} in timed run {i}")
                 return None
             t_check = time.perf_counter()
-            wrong = self._check_timed_output(check_buf, draw, model, cfg)
+            wrong = self._check_timed_output(check_buf, draw, model, cfg, cap)
             v.add_stage("timing_checks", time.perf_counter() - t_check)
             if wrong is not None:
                 v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
@@ -653,7 +680,7 @@ class Verifier:
         return m
 
     def _check_timed_output(self, out: torch.Tensor, draw: list[Any], model: torch.nn.Module,
-                            cfg: VerifyConfig) -> str | None:
+                            cfg: VerifyConfig, cap: float = 1.0) -> str | None:
         """Every output is judged (verifier 15): a timed run's output (copied into the check buffer by
         the child after every run, warm-up included) against the reference on the run's own draw, in
         the parent, after the run. None if it passes, else why not. There is no unchecked run, so
@@ -666,7 +693,7 @@ class Verifier:
         kind of input in six (softmax without its max subtraction, wrong on the shifted kind) passed a
         GPU verdict about one time in four, with speed credit. Cost: one reference forward and the fast
         pass of the comparison (`cases.within`) per run; a failing output gets the full comparison."""
-        cmp = self._judge(out, _reference_forward(model, draw), model, draw, cfg, detail=False)
+        cmp = self._judge(out, _reference_forward(model, draw), model, draw, cfg, detail=False, cap=cap)
         return None if cmp.passed else cmp.note
 
     def _receive(self, proc, nonces, timeout, v) -> dict[str, Any] | None:
@@ -943,7 +970,7 @@ def _timed_kinds(plan: list[tuple[str, Any]], n: int, rng: Any) -> list[Any]:
     Now it meets the kinds it is wrong on in the timed runs, where every output is judged
     (`Verifier._check_timed_output`) and a wrong one fails as isolation."""
     kinds = [t for _, t in plan]
-    transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each kind n // 6 times or one more
+    transforms = kinds * (n // len(kinds)) + rng.sample(kinds, n % len(kinds))  # each n // len(plan) times or one more
     rng.shuffle(transforms)
     return transforms
 
@@ -960,6 +987,11 @@ def _gate(reply: dict[str, Any], default: str) -> str:
 
 def _order(reference_first: bool) -> str:
     return "reference_first" if reference_first else "candidate_first"
+
+
+def _finite(out: torch.Tensor) -> bool:
+    """Is every value of a reference output finite (an integer output always is)?"""
+    return not out.is_floating_point() or bool(torch.isfinite(out).all())
 
 
 def _reference_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
