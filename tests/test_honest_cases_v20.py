@@ -268,7 +268,8 @@ class ModelNew(nn.Module):
         M, K = x.shape
         N = self.lin.out_features
         out = torch.empty(M, N, device=x.device)
-        lin[(triton.cdiv(M, 32), triton.cdiv(N, 16))](x, self.lin.weight, self.lin.bias, out, M, N, K, BM=32, BN=16, BK=32)
+        lin[(triton.cdiv(M, 32), triton.cdiv(N, 16))](x, self.lin.weight, self.lin.bias, out, M, N, K,
+                                                     BM=32, BN=16, BK=32)
         return out
 '''
 
