@@ -391,3 +391,25 @@ def test_unchanged_on_a_gpu_is_bitwise_same():
     for a, b in pairs:
         assert cases.unchanged(a, b) == same(a, b)
     assert not cases.unchanged(y, x) and cases.unchanged(nan_a, nan_b)
+
+
+def test_the_wide_case_judges_range_not_rounding():
+    """RANGE_CASES take RANGE_TOL (or a looser declared tolerance): rounding of an output's own scale's
+    thousandths passes there and fails the other cases; NaN, Inf, or an element off by its own size
+    fails there too (what range-limited arithmetic gives: the softmax and fp16 exploits' NaN/Inf)."""
+    assert cases.case_tolerance("nominal", None) is None and cases.case_tolerance("rows", 1e-3) == 1e-3
+    assert cases.case_tolerance("wide", None) == cases.RANGE_TOL == 0.1
+    assert cases.case_tolerance("wide", 0.3) == 0.3
+    g = torch.Generator().manual_seed(0)
+    ref = torch.randn(64, 256, generator=g)
+    rounded = ref + 3e-3 * torch.randn(64, 256, generator=g)
+    wide = cases.case_tolerance("wide", None)
+    assert cases.compare(rounded, ref, wide).passed and cases.within(rounded, ref, wide)
+    assert not cases.compare(rounded, ref, cases.case_tolerance("shifted", None)).passed
+    for broken in (float("nan"), float("inf")):
+        bad = ref.clone()
+        bad[3, 7] = broken
+        assert not cases.compare(bad, ref, wide).passed and not cases.within(bad, ref, wide)
+    off = ref.clone()
+    off[5, 9] += 1.0 + ref[5, 9].abs()  # off by more than its own size
+    assert not cases.compare(off, ref, wide).passed and not cases.within(off, ref, wide)

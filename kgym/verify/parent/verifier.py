@@ -228,8 +228,9 @@ class Verifier:
                 out = _reference_forward(model, inputs)
                 mean = cases_mod.mean_abs(out)
                 cap = cases_mod.case_cap(mean, nominal_mean[0]) if nominal_mean else 1.0
+                tolerance = cases_mod.case_tolerance(name, cfg.tolerance)
                 seen[(name, id(transform))] = (_finite(out), mean,
-                                               cases_mod.trivial_kind(out, inputs, cfg.tolerance, cap))
+                                               cases_mod.trivial_kind(out, inputs, tolerance, cap))
                 del inputs, out
             return seen[(name, id(transform))]
 
@@ -481,14 +482,15 @@ class Verifier:
             if mutated:
                 return CaseResult(name, False, None, None, False, _order(reference_first),
                                   f"the candidate modified its input(s) {mutated}")
-            cmp = self._judge(out_buf, ref_out, model, inputs, cfg, cap=cap)
+            cmp = self._judge(out_buf, ref_out, model, inputs, cfg, cap=cap, case=name)
         finally:
             v.add_stage("correctness_checks", time.perf_counter() - t_part)
         return CaseResult(name, cmp.passed, cmp.max_abs_err, cmp.max_rel_err, cmp.passed_loose,
                           _order(reference_first), cmp.note)
 
     def _judge(self, out: torch.Tensor, ref_out: torch.Tensor, model: torch.nn.Module, inputs: list[Any],
-               cfg: VerifyConfig, *, detail: bool = True, cap: float = 1.0) -> cases_mod.Comparison:
+               cfg: VerifyConfig, *, detail: bool = True, cap: float = 1.0, case: str = "nominal"
+               ) -> cases_mod.Comparison:
         """Gate 4's comparison, also of every timed run: against the reference's float32 output; a
         float32 output that fails it is re-checked against a float64 reference at a tolerance scaled
         to torch's own float32 error on these inputs (`cases.compare_rounded`): the tolerance follows
@@ -497,10 +499,12 @@ class Verifier:
         the float32 verdict. Without `detail` (timed runs: only the pass counts) an output that
         `cases.within` passes is passed without the errors a hidden case reports; any other output
         gets the full comparison, so the verdict is the same either way. `cap`: the case's (or the timed
-        run's kind's) cap on the absolute term (`cases.case_cap`)."""
-        if not detail and cases_mod.within(out, ref_out, cfg.tolerance, cap):
+        run's kind's) cap on the absolute term (`cases.case_cap`); `case`: its name, for its strict
+        tolerance (`cases.case_tolerance`: the wide case's is looser)."""
+        tolerance = cases_mod.case_tolerance(case, cfg.tolerance)
+        if not detail and cases_mod.within(out, ref_out, tolerance, cap):
             return cases_mod.Comparison(True, True, None, None)
-        cmp = cases_mod.compare(out, ref_out, cfg.tolerance, cap)
+        cmp = cases_mod.compare(out, ref_out, tolerance, cap)
         if cmp.passed or ref_out.dtype != torch.float32:
             return cmp
         try:
@@ -513,7 +517,7 @@ class Verifier:
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
             return cmp
         ref64 = ref64.to(torch.float64)
-        return cases_mod.compare_rounded(out, ref_out, ref64, cfg.tolerance, cap) or cmp
+        return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap) or cmp
 
     def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
         held: list[torch.Tensor] = []  # shared buffers of the current attempt
@@ -562,7 +566,7 @@ class Verifier:
         held.extend([check_buf, *_tensors(work)])
         order = [-1 - j for j in range(warmup)] + list(range(runs))
         plan, _, caps = self._case_plan(ref, model, cfg)
-        kinds = _timed_kinds([(name, (transform, caps[name])) for name, transform in plan], len(order), rng)
+        kinds = _timed_kinds([(name, (transform, caps[name], name)) for name, transform in plan], len(order), rng)
         per_forward = v.stages_s.get("correctness", 1.0) / len(cases_mod.CASES)
         per_run_s = cfg.timeout_s + 3 * per_forward
         t_sent = time.perf_counter()
@@ -570,7 +574,7 @@ class Verifier:
         time_nonce = proc.send({"op": "time", "inputs": handles, "check": check_handle, "runs": runs,
                                 "warmup": warmup})
         sent: list[list[float]] = []  # each timed run's (clock, wall, span) ms, as its `ran` gave them
-        for i, (transform, cap) in zip(order, kinds):
+        for i, (transform, cap, kind) in zip(order, kinds):
             t_draw = time.perf_counter()
             draw = self._fresh_draw(ref, nominal, rng, transform)
             for buf, x in zip(work, draw):
@@ -615,7 +619,7 @@ class Verifier:
                 v.fail("isolation", f"the candidate modified its input(s) {mutated} in timed run {i}")
                 return None
             t_check = time.perf_counter()
-            wrong = self._check_timed_output(check_buf, draw, model, cfg, cap)
+            wrong = self._check_timed_output(check_buf, draw, model, cfg, cap, kind)
             v.add_stage("timing_checks", time.perf_counter() - t_check)
             if wrong is not None:
                 v.fail("isolation", f"the output of timed run {i} is wrong for its inputs (the forwards "
@@ -680,7 +684,7 @@ class Verifier:
         return m
 
     def _check_timed_output(self, out: torch.Tensor, draw: list[Any], model: torch.nn.Module,
-                            cfg: VerifyConfig, cap: float = 1.0) -> str | None:
+                            cfg: VerifyConfig, cap: float = 1.0, kind: str = "nominal") -> str | None:
         """Every output is judged (verifier 15): a timed run's output (copied into the check buffer by
         the child after every run, warm-up included) against the reference on the run's own draw, in
         the parent, after the run. None if it passes, else why not. There is no unchecked run, so
@@ -693,7 +697,7 @@ class Verifier:
         kind of input in six (softmax without its max subtraction, wrong on the shifted kind) passed a
         GPU verdict about one time in four, with speed credit. Cost: one reference forward and the fast
         pass of the comparison (`cases.within`) per run; a failing output gets the full comparison."""
-        cmp = self._judge(out, _reference_forward(model, draw), model, draw, cfg, detail=False, cap=cap)
+        cmp = self._judge(out, _reference_forward(model, draw), model, draw, cfg, detail=False, cap=cap, case=kind)
         return None if cmp.passed else cmp.note
 
     def _receive(self, proc, nonces, timeout, v) -> dict[str, Any] | None:
