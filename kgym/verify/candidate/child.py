@@ -332,25 +332,34 @@ class Child:
         except Exception:  # noqa: BLE001 - no candidate code has run yet: a failure of kgym
             return {"op": "internal", "phase": "before_candidate", "reason": _tail(traceback.format_exc())}
         error: BaseException | None = None
+        # The construction is profiled like every forward, for the dispatch count alone (the guard's
+        # second layer, `unjudged_dispatches`): a seat's class attribute rebound in __init__ and put back
+        # left a table of torch.sigmoid over every fp16 input unjudged (red team, 2026-12-07).
+        prof = _profile(activities=[_Activity.CPU], **({} if self.profiler_config is None
+                                                        else {"experimental_config": self.profiler_config}))
+        handled = self.guard.handled()
         try:
-            spec = importlib.util.spec_from_file_location("candidate", path)
-            module = importlib.util.module_from_spec(spec)
-            sys.modules["candidate"] = module
-            self.window.arm(module.__dict__)  # inside from here: import, __init__, .to()
-            spec.loader.exec_module(module)
-            model_cls = module.__dict__.get("ModelNew")
-            if model_cls is None:
-                return {"op": "error", "gate": "compile", "reason": "the candidate defines no ModelNew"}
-            torch.manual_seed(int(msg["seed"]))
-            model = model_cls(*msg["init_inputs"])
-            if not _issubclass(type(model), _Module):
-                return {"op": "error", "gate": "compile", "reason": "ModelNew is not a torch.nn.Module"}
-            model = model.to(self.device)
-            if not _issubclass(type(model), _Module):
-                return {"op": "error", "gate": "compile", "reason": "ModelNew.to() did not return a Module"}
-            self.model = model
-            self.model_storages = self._parameter_storages(model, self.state_tensors)
-            self.buffer_storages = self._parameter_storages(model, self.state_tensors, buffers=True)
+            with prof:
+                spec = importlib.util.spec_from_file_location("candidate", path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules["candidate"] = module
+                self.window.arm(module.__dict__)  # inside from here: import, __init__, .to()
+                spec.loader.exec_module(module)
+                model_cls = module.__dict__.get("ModelNew")
+                if model_cls is None:
+                    return {"op": "error", "gate": "compile", "reason": "the candidate defines no ModelNew"}
+                torch.manual_seed(int(msg["seed"]))
+                model = model_cls(*msg["init_inputs"])
+                if not _issubclass(type(model), _Module):
+                    return {"op": "error", "gate": "compile", "reason": "ModelNew is not a torch.nn.Module"}
+                model = model.to(self.device)
+                if not _issubclass(type(model), _Module):
+                    return {"op": "error", "gate": "compile", "reason": "ModelNew.to() did not return a Module"}
+                self.model = model
+                self.model_storages = self._parameter_storages(model, self.state_tensors)
+                self.buffer_storages = self._parameter_storages(model, self.state_tensors, buffers=True)
+            for why in unjudged_dispatches(profile_events.events(prof), self.guard.handled() - handled):
+                self.guard.record(why)  # still in the init phase: refused as construction
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
             error = e
         finally:
