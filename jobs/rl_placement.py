@@ -55,7 +55,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from jobs.sections import ConfigError
-from ray_cluster.gpu_memory import GpuMemory
+from kgym.training.device_memory import GpuMemory
 
 if TYPE_CHECKING:
     from jobs.rl_config import RLJobConfig

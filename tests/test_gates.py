@@ -29,7 +29,10 @@ def test_known_wrong_kernel_fails_correctness(verifier, op):
     assert v.error is None, v.error
     assert not v.passed and v.gate == "correctness", (v.gate, v.reason)
     assert v.cases_passed < len(v.cases) == N_CASES and "hidden cases failed" in v.reason
-    assert reward(v) == pytest.approx(0.5 * v.cases_passed / N_CASES)
+    # partial credit: the share of cases passed, and only where the nominal case is one of them (a
+    # wrong layernorm may pass the wide case, which judges range, and still earns nothing)
+    nominal = next(c for c in v.cases if c.name == "nominal")
+    assert reward(v) == pytest.approx(0.5 * v.cases_passed / N_CASES if nominal.passed else 0.0)
 
 
 def test_hybrid_answer_passes_only_with_hybrid_allowance(verifier):

@@ -2,6 +2,7 @@
 
 from kgym.episodes import EpisodeConfig, KernelEnv, rollout
 from kgym.reward import RewardConfig, reward
+from kgym.verify.parent.cases import N_CASES
 
 from episodes_helpers import call, run, says
 
@@ -33,7 +34,7 @@ def test_wrong_then_fixed_gets_the_fixed_reward_minus_churn(evaluator, relu):
 
     s3 = run(env.step(says(call("submit_kernel", code=relu.solution))))
     fixed_id = s3.observation[0]["content"].split("evaluation_id: ")[1].split()[0]
-    assert "passed: 6/6" in s3.observation[0]["content"]
+    assert f"passed: {N_CASES}/{N_CASES}" in s3.observation[0]["content"]
     s4 = run(env.step(says(call("finalize", evaluation_id=fixed_id))))
     assert s4.terminated and not s4.truncated and env.done
 

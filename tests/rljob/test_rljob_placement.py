@@ -16,7 +16,7 @@ import pytest
 from jobs.rl_config import load_config
 from jobs.rl_placement import PlacementMode, decide_sleep, out_of_memory_sleep, plan_placement
 from jobs.sections import ConfigError
-from ray_cluster.gpu_memory import GpuMemory
+from kgym.training.device_memory import GpuMemory
 
 MODEL = 'model="/models/x"'
 
@@ -243,12 +243,12 @@ def test_the_job_retries_an_out_of_memory_step_asleep_and_synchronous(model_7b):
 
 def test_the_probe_reads_total_and_used_from_nvidia_smi(tmp_path, monkeypatch):
     """The Ray task's body (no Ray here): nvidia-smi's two columns in MiB, as bytes; None when it fails."""
-    from ray_cluster import gpu_memory
+    from kgym.training import device_memory as gpu_memory
 
     tool = tmp_path / "nvidia-smi"
     tool.write_text("#!/bin/sh\necho '81559, 30720'\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
-    assert gpu_memory._memory_bytes() == (81559 * 2**20, 30720 * 2**20)
+    assert gpu_memory.read_memory_bytes() == (81559 * 2**20, 30720 * 2**20)
     tool.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed'\nexit 9\n")
     assert gpu_memory._nvidia_smi("0") is None
