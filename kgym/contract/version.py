@@ -136,7 +136,7 @@ from pathlib import Path
 # 20 also: the construction (import, __init__, .to()) is profiled for the dispatch count too: the seat's class
 # attribute rebound in __init__ and put back computed a table of torch.sigmoid over every fp16 input unjudged.
 VERIFIER_VERSION = "kgym-verify-20"
-VERIFIER_SOURCE_FINGERPRINT = "ca95801f48a27ae7"
+VERIFIER_SOURCE_FINGERPRINT = "50c8410b326b9aad"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -229,10 +229,12 @@ class Child:
             acts.append(_Activity.CUDA)
         return acts
 
-    def _profiler(self) -> Any:
+    def _profiler(self, device: bool = True) -> Any:
+        """The profiler of a forward or a batch; `device=False`: host ops alone (the construction's count)."""
+        activities = self._activities() if device else [_Activity.CPU]
         if self.profiler_config is None:
-            return _profile(activities=self._activities())
-        return _profile(activities=self._activities(), experimental_config=self.profiler_config)
+            return _profile(activities=activities)
+        return _profile(activities=activities, experimental_config=self.profiler_config)
 
     def _limit_memory(self, limit_bytes: int) -> None:
         if limit_bytes <= 0:
@@ -335,8 +337,7 @@ class Child:
         # The construction is profiled like every forward, for the dispatch count alone (the guard's
         # second layer, `unjudged_dispatches`): a seat's class attribute rebound in __init__ and put back
         # left a table of torch.sigmoid over every fp16 input unjudged (red team, 2026-12-07).
-        prof = _profile(activities=[_Activity.CPU], **({} if self.profiler_config is None
-                                                        else {"experimental_config": self.profiler_config}))
+        prof = self._profiler(device=False)
         handled = self.guard.handled()
         try:
             with prof:
