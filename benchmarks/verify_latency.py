@@ -79,6 +79,10 @@ def main() -> None:
                     help="spares still warming when a short kernel is timed: pause them (default) or wait for them")
     ap.add_argument("--gap", type=float, default=0.0, help="seconds between candidates (0: back to back)")
     ap.add_argument("--json", default=None, help="write the figures here")
+    ap.add_argument("--profile-parent", default=None, metavar="TXT",
+                    help="also verify one more warm candidate under torch.profiler (the parent's process: its "
+                         "kernels and CUDA runtime calls such as cudaMalloc, cudaFree and synchronizations) and "
+                         "write its top ops by host and by device time here")
     args = ap.parse_args()
     cuda = args.device.startswith("cuda")
     rows = args.rows or (4096 if cuda else 257)
@@ -109,6 +113,8 @@ def main() -> None:
             print(f"  candidate {i}: {wall:.2f} s  stages {_fmt(v.stages_s)}", flush=True)
             if allocs:  # the parent's allocator: device mallocs and frees (cache churn) in this verdict
                 print(f"    parent allocator: {', '.join(f'{k} {n}' for k, n in allocs.items())}", flush=True)
+        if args.profile_parent:
+            _profile_parent(verifier, ref, CANDIDATE.format(block=block) + "\n# profiled\n", args.profile_parent)
     walls = [r["wall_s"] for r in results]
     med = statistics.median(walls)
     summary = {
@@ -137,6 +143,26 @@ def main() -> None:
               f"effective bandwidth {rows * cols * 8 / (summary['candidate_ms'] / 1e3) / 1e9:.0f} GB/s")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))
+
+
+def _profile_parent(verifier: Verifier, ref: str, src: str, path: str) -> None:
+    """One more warm verdict with the parent under torch.profiler: where its seconds go, op by op (the
+    profiler's own overhead is in these figures; the stage split above is the unprofiled one)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    t0 = time.perf_counter()
+    with profile(activities=activities) as prof:
+        v = verifier.verify(ref, src)
+    wall = time.perf_counter() - t0
+    table = prof.key_averages()
+    parts = [f"profiled verdict: {wall:.2f} s, passed {v.passed}; stages {_fmt(v.stages_s)}",
+             "by host time:", table.table(sort_by="self_cpu_time_total", row_limit=40, max_name_column_width=60)]
+    if torch.cuda.is_available():
+        parts += ["by device time:", table.table(sort_by="self_device_time_total", row_limit=25,
+                                                  max_name_column_width=60)]
+    Path(path).write_text("\n".join(parts))
+    print(f"  profiled candidate: {wall:.2f} s (parent's op table in {path})", flush=True)
 
 
 ALLOCATOR_STATS = ("num_device_alloc", "num_device_free", "num_alloc_retries")

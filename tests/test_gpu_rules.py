@@ -58,11 +58,11 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         self.calls += 1
-        src = x.clone() if self.calls <= 6 else relu_jit(x)
+        src = x.clone() if self.calls <= N_CASES else relu_jit(x)
         out = torch.empty_like(x)
         relu_kernel[(triton.cdiv(x.numel(), 4096),)](src, out, x.numel(), BLOCK=4096)
         return out
-'''
+'''.replace("N_CASES", str(N_CASES))  # its first N_CASES forwards are the hidden cases
 
 
 def test_honest_relu_passes_with_the_device_trace_on(gpu_verifier):
