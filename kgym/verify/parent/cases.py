@@ -36,7 +36,9 @@ import torch
 
 from kgym.verify.bitwise import same
 
-CHUNK = 1 << 26  # elements a full-size step works on at a time (compared, summed, flipped): bounded extra memory for multi-GB outputs
+# Elements a full-size step works on at a time (compared, summed, flipped): bounded extra memory for
+# multi-GB outputs.
+CHUNK = 1 << 26
 SHIFT = 200.0  # the shifted case moves every nonzero value by this many times the input's mean |x|
 
 
