@@ -23,7 +23,7 @@ def _profiler(device: str):
 
 def _shape(evts) -> list[tuple]:
     index = {id(e): i for i, e in enumerate(evts)}
-    return [(e.name, str(e.device_type), e.device_resource_id, e.thread, bool(e.is_async),
+    return [(e.name, str(e.device_type), e.device_resource_id, e.device_index, e.thread, bool(e.is_async),
              index.get(id(e.cpu_parent)) if e.cpu_parent is not None else None,
              [index.get(id(c)) for c in e.cpu_children]) for e in evts]
 

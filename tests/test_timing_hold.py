@@ -95,6 +95,20 @@ def test_memsets_may_run_on_any_stream_kernels_and_copies_may_not():
     assert list(launches.working_streams(events + [_device("relu_kernel", 21)])) == ["7", "21"]
 
 
+def test_the_same_stream_id_on_two_devices_is_two_streams():
+    # CUPTI numbers streams per device: the default stream of every visible GPU has the same id, so a
+    # candidate's kernel on a second GPU read as the timed stream (tests/exploits/test_second_gpu.py).
+    def on(name, stream, device):
+        return SimpleNamespace(name=name, device_type="DeviceType.CUDA", device_resource_id=stream,
+                               device_index=device)
+
+    timed = [on("void at::native::vectorized_elementwise_kernel<fill>", 7, 0), on("relu_kernel", 7, 0)]
+    assert list(launches.working_streams(timed)) == ["7@cuda:0"]
+    assert list(launches.working_streams(timed + [on("relu_kernel", 7, 1)])) == ["7@cuda:0", "7@cuda:1"]
+    # a memset on another device's stream reads and computes nothing, as on another stream of the same one
+    assert list(launches.working_streams(timed + [on("Memset (Device)", 7, 1)])) == ["7@cuda:0"]
+
+
 def test_cuda_timed_runs_shrink_only_for_inputs_larger_than_any_registered_task():
     assert timing.cuda_timed_runs(0) == timing.CUDA_TIMED_RUNS
     assert timing.cuda_timed_runs(128 * 2**20) == 100  # the largest full-size task input

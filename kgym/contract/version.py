@@ -140,8 +140,11 @@ from pathlib import Path
 # float64 sums and the finite check a chunk at a time (`cases.sum64`, `cases.all_finite`), the shifted, rows and
 # mixed-sign transforms in place (one full-size tensor and a mask); the shifted offset's and the trivial check's
 # float64 sums are now added chunk by chunk (last-bit differences), the mixed-sign coins drawn chunk by chunk.
-VERIFIER_VERSION = "kgym-verify-21"
-VERIFIER_SOURCE_FINGERPRINT = "1eee59434ea282f4"
+# 22: every device activity runs on the timed device's timed stream (red team by class on timing, 2026-12-07): a
+# stream is named by its device and CUPTI's id (ids are numbered per device: a kernel on a second visible GPU
+# read as the timed stream), and an output on another device than the timed one is refused (isolation).
+VERIFIER_VERSION = "kgym-verify-22"
+VERIFIER_SOURCE_FINGERPRINT = "d697cce2f6a12ec8"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -490,6 +490,11 @@ class Child:
                 "device": str(dev)}
         if dev.type != self.device.type:
             return meta, f"output is on {dev}, expected {self.device.type}", "correctness"
+        if self.device.index is not None and dev.index != self.device.index:
+            # Another visible GPU: its work is on no stream the harness times or synchronizes (the
+            # events and the wall clock's synchronize are the timed device's), and the copy out waits
+            # for it untimed. "Every device activity runs on the timed device's timed stream."
+            return meta, f"output is on {dev}, not on {self.device}, the device the harness times", "isolation"
         if accessors.is_sparse(out) or accessors.layout(out) != torch.strided:
             return meta, "output is not a dense strided tensor", "isolation"
         out_ptr, out_end = accessors.storage_span(out)

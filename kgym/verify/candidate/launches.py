@@ -348,12 +348,19 @@ def device_kernel_names(events: Iterable[Any]) -> list[str]:
 
 
 def device_streams(events: Iterable[Any]) -> dict[str, list[str]]:
-    """The streams the profiler saw device work run on (CUPTI's stream ids, as text), each with the
-    names of the kernels, copies and fills it ran, in order of first use."""
+    """The streams the profiler saw device work run on, each with the names of the kernels, copies and
+    fills it ran, in order of first use. A stream is named by CUPTI's stream id and, where the event
+    tells it, its device (`7@cuda:1`): stream ids are numbered per device, and the default stream of
+    every GPU of the process has the same one, so work on a second visible GPU, which no event of the
+    timed device's stream waits for, read as the timed stream itself (red team, 2026-12-07)."""
     streams: dict[str, list[str]] = {}
     for evt in events:
         if str(getattr(evt, "device_type", "")).endswith("CUDA"):
-            names = streams.setdefault(str(getattr(evt, "device_resource_id", "?")), [])
+            key = str(getattr(evt, "device_resource_id", "?"))
+            device = getattr(evt, "device_index", None)
+            if isinstance(device, int) and device >= 0:
+                key = f"{key}@cuda:{device}"
+            names = streams.setdefault(key, [])
             if evt.name not in names:
                 names.append(evt.name)
     return streams

@@ -1,7 +1,8 @@
 """The events of a finished profile, as the profiler's audit reads them, without torch's FunctionEvents.
 
 The audit (`guard.forbidden_profiled_ops`, `launches.device_kernel_names`, `launches.working_streams`)
-reads of each event only its name, device type, stream (`device_resource_id`) and its place in the
+reads of each event only its name, device type, device (`device_index`), stream (`device_resource_id`) and
+its place in the
 per-thread tree (`cpu_parent`, `cpu_children`). `torch.profiler.profile.events()` builds a
 `FunctionEvent` of ~40 fields per event for that (shapes, stacks, flops, memory, metadata: every field
 read from the C++ event, names demangled through a fresh table each time): ~160 us an event on the
@@ -45,6 +46,7 @@ _CPU = torch._C._autograd.DeviceType.CPU
 _name, _start_ns, _end_ns = _Kineto.name, _Kineto.start_ns, _Kineto.end_ns
 _start_thread, _end_thread, _is_async = _Kineto.start_thread_id, _Kineto.end_thread_id, _Kineto.is_async
 _device_type, _device_resource_id = _Kineto.device_type, _Kineto.device_resource_id
+_device_index = _Kineto.device_index
 _correlation_id, _linked_correlation_id = _Kineto.correlation_id, _Kineto.linked_correlation_id
 _is_hidden = getattr(_Kineto, "is_hidden_event", None)
 
@@ -52,14 +54,15 @@ _is_hidden = getattr(_Kineto, "is_hidden_event", None)
 class Event:
     """What the audit reads of one profiled event (the attribute names of torch's FunctionEvent)."""
 
-    __slots__ = ("name", "device_type", "device_resource_id", "thread", "start", "end", "is_async", "id",
-                 "cpu_parent", "cpu_children")
+    __slots__ = ("name", "device_type", "device_resource_id", "device_index", "thread", "start", "end", "is_async",
+                 "id", "cpu_parent", "cpu_children")
 
     def __init__(self, name: str, device_type: Any, resource: int, thread: int, start: float, end: float,
-                 is_async: bool, event_id: int):
+                 is_async: bool, event_id: int, device_index: int = -1):
         self.name = name
         self.device_type = device_type
         self.device_resource_id = resource
+        self.device_index = device_index
         self.thread = thread
         self.start = start
         self.end = end
@@ -105,7 +108,7 @@ def _events(prof: Any) -> list[Event] | None:
         start_thread = _start_thread(k)
         evt = Event(shown, _device_type(k), _device_resource_id(k), start_thread,
                     (_start_ns(k) - trace_start) / 1000, (_end_ns(k) - trace_start) / 1000,
-                    bool(_is_async(k)) or start_thread != _end_thread(k), _correlation_id(k))
+                    bool(_is_async(k)) or start_thread != _end_thread(k), _correlation_id(k), _device_index(k))
         parsed.append(evt)
         corr = _linked_correlation_id(k)
         if corr > 0:
