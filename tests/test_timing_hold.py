@@ -105,6 +105,8 @@ def test_the_same_stream_id_on_two_devices_is_two_streams():
     timed = [on("void at::native::vectorized_elementwise_kernel<fill>", 7, 0), on("relu_kernel", 7, 0)]
     assert list(launches.working_streams(timed)) == ["7@cuda:0"]
     assert list(launches.working_streams(timed + [on("relu_kernel", 7, 1)])) == ["7@cuda:0", "7@cuda:1"]
+    # an event that names no device joins its stream's one device
+    assert list(launches.working_streams(timed + [_device("relu_kernel", 7)])) == ["7@cuda:0"]
     # a memset on another device's stream reads and computes nothing, as on another stream of the same one
     assert list(launches.working_streams(timed + [on("Memset (Device)", 7, 1)])) == ["7@cuda:0"]
 

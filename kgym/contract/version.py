@@ -144,7 +144,7 @@ from pathlib import Path
 # stream is named by its device and CUPTI's id (ids are numbered per device: a kernel on a second visible GPU
 # read as the timed stream), and an output on another device than the timed one is refused (isolation).
 VERIFIER_VERSION = "kgym-verify-22"
-VERIFIER_SOURCE_FINGERPRINT = "d697cce2f6a12ec8"
+VERIFIER_SOURCE_FINGERPRINT = "e3fde55db92b6354"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -353,16 +353,24 @@ def device_streams(events: Iterable[Any]) -> dict[str, list[str]]:
     tells it, its device (`7@cuda:1`): stream ids are numbered per device, and the default stream of
     every GPU of the process has the same one, so work on a second visible GPU, which no event of the
     timed device's stream waits for, read as the timed stream itself (red team, 2026-12-07)."""
+    device_work = [e for e in events if str(getattr(e, "device_type", "")).endswith("CUDA")]
+    # An event that names no device (kept as before) joins its stream id's one
+    # known device: only a second device, not a missing field, makes a second stream.
+    devices: dict[str, set[int]] = {}
+    for evt in device_work:
+        device = getattr(evt, "device_index", None)
+        if isinstance(device, int) and device >= 0:
+            devices.setdefault(str(getattr(evt, "device_resource_id", "?")), set()).add(device)
     streams: dict[str, list[str]] = {}
-    for evt in events:
-        if str(getattr(evt, "device_type", "")).endswith("CUDA"):
-            key = str(getattr(evt, "device_resource_id", "?"))
-            device = getattr(evt, "device_index", None)
-            if isinstance(device, int) and device >= 0:
-                key = f"{key}@cuda:{device}"
-            names = streams.setdefault(key, [])
-            if evt.name not in names:
-                names.append(evt.name)
+    for evt in device_work:
+        stream = str(getattr(evt, "device_resource_id", "?"))
+        device = getattr(evt, "device_index", None)
+        if not (isinstance(device, int) and device >= 0) and len(devices.get(stream, ())) == 1:
+            device = next(iter(devices[stream]))
+        key = f"{stream}@cuda:{device}" if isinstance(device, int) and device >= 0 else stream
+        names = streams.setdefault(key, [])
+        if evt.name not in names:
+            names.append(evt.name)
     return streams
 
 
