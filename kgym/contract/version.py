@@ -140,8 +140,20 @@ from pathlib import Path
 # float64 sums and the finite check a chunk at a time (`cases.sum64`, `cases.all_finite`), the shifted, rows and
 # mixed-sign transforms in place (one full-size tensor and a mask); the shifted offset's and the trivial check's
 # float64 sums are now added chunk by chunk (last-bit differences), the mixed-sign coins drawn chunk by chunk.
-VERIFIER_VERSION = "kgym-verify-21"
-VERIFIER_SOURCE_FINGERPRINT = "1eee59434ea282f4"
+# 22: every profiled span proves it recorded (red team by class on the object model, 2026-12-07): torch's profiler
+# classes are plain Python classes the candidate can rebind (start/stop/events of torch.profiler.profile, or the
+# inner profiler's kineto_results, set to builtins at import): every span's profile read empty and PyTorch
+# computed the answer behind a seat rebound for one op (policy off, reward 0.5). Each span now opens with a
+# range named with a fresh nonce that its events must hold (`guard.unrecorded_span`), and the dispatch count
+# refuses a profile with no dispatch-mode range where the warm-up saw this torch record one.
+# 22 also: the output is checked and copied out inside the forward's profiled span, right after the call
+# (`Child._take_output`): the profiler's stop hook (a torch module global) set to a chain of builtins had torch
+# write the answer after the profiler stopped and before the copy, and sealed the seat again (reward 0.4375).
+# 22 also: the profiler is driven through torch's C functions bound at import (`child._Session`) and event names
+# read with the C demangler bound at import: torch's profiler Python (start/stop hooks, class methods, name
+# table) looked up module globals the candidate rebinds; its start hook computed sigmoid(w) unprofiled (0.4375).
+VERIFIER_VERSION = "kgym-verify-22"
+VERIFIER_SOURCE_FINGERPRINT = "80008edd7bf07280"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
