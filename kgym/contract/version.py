@@ -152,8 +152,11 @@ from pathlib import Path
 # 22 also: the profiler is driven through torch's C functions bound at import (`child._Session`) and event names
 # read with the C demangler bound at import: torch's profiler Python (start/stop hooks, class methods, name
 # table) looked up module globals the candidate rebinds; its start hook computed sigmoid(w) unprofiled (0.4375).
+# 22 also: every tensor a Triton kernel of a verified forward takes views a lent storage or one the guard saw made
+# (`MadeStorages.knows`): a self-restoring chain of builtins in a global the harness calls between the candidate's
+# calls computed sigmoid(w) unjudged into a tensor kept on torch.nn (reward 0.5, on verifier 21 too).
 VERIFIER_VERSION = "kgym-verify-22"
-VERIFIER_SOURCE_FINGERPRINT = "80008edd7bf07280"
+VERIFIER_SOURCE_FINGERPRINT = "df2912b293abf27a"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -69,6 +69,7 @@ from kgym.verify.candidate.launches import (
     LaunchRefused,
     device_kernel_names,
     kernel_counts,
+    tensor_storages,
     working_streams,
 )
 from kgym.verify.candidate.library import holds_reference_values
@@ -600,6 +601,24 @@ class Child:
                 "isolation"
         return meta, None, ""
 
+    def _unknown_launch_storages(self, lent: list[Any]) -> str | None:
+        """Every tensor a Triton kernel of this forward took views a storage the harness knows: one it lent,
+        or one the guard saw an op of the candidate's make (at construction or in a forward: parameters,
+        buffers, kept state and scratch all are; a hybrid's library result is in this forward's fresh
+        storages) and still alive. A storage made where the guard judged
+        nothing (its seat answered by another handler between the candidate's calls, by a chain of builtins
+        planted in a global the harness looks up) holds work no rule saw: test_profiler_class_rebound.py."""
+        spans = [accessors.storage_span(x) for x in lent if accessors.is_plain_tensor(x)]
+        made = self.kept.made if self.kept is not None else None
+        fresh = set(self.provenance.fresh)  # made in this forward, as the guard told the provenance tracker
+        for start in tensor_storages(self.counter.calls):
+            if start == 0 or start in fresh or any(s <= start < e for s, e in spans) \
+                    or (made is not None and made.knows(start)):
+                continue
+            return ("a Triton kernel took a tensor over a storage no op of the candidate's made under the dispatch "
+                    "guard and the harness did not lend (computed where the guard judged nothing)")
+        return None
+
     def _take_output(self, out: Any, inputs: list[Any],
                      expect: torch.Tensor) -> tuple[str | None, dict, str | None, str]:
         """Right after forward() returned, inside its profiled span, before the harness runs any other code:
@@ -696,6 +715,9 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
+        problem = self._unknown_launch_storages([*inputs, expect])
+        if problem is not None:
+            return {"op": "error", "gate": "isolation", "reason": problem}
         _, meta, problem, gate = taken  # read and copied out when forward() returned (`_take_output`)
         reply["out"] = meta
         if problem is not None:
