@@ -143,8 +143,23 @@ from pathlib import Path
 # 22: every device activity runs on the timed device's timed stream (red team by class on timing, 2026-12-07): a
 # stream is named by its device and CUPTI's id (ids are numbered per device: a kernel on a second visible GPU
 # read as the timed stream), and an output on another device than the timed one is refused (isolation).
+# 22 also: every profiled span proves it recorded (red team by class on the object model, 2026-12-07): torch's profiler
+# classes are plain Python classes the candidate can rebind (start/stop/events of torch.profiler.profile, or the
+# inner profiler's kineto_results, set to builtins at import): every span's profile read empty and PyTorch
+# computed the answer behind a seat rebound for one op (policy off, reward 0.5). Each span now opens with a
+# range named with a fresh nonce that its events must hold (`guard.unrecorded_span`), and the dispatch count
+# refuses a profile with no dispatch-mode range where the warm-up saw this torch record one.
+# 22 also: the output is checked and copied out inside the forward's profiled span, right after the call
+# (`Child._take_output`): the profiler's stop hook (a torch module global) set to a chain of builtins had torch
+# write the answer after the profiler stopped and before the copy, and sealed the seat again (reward 0.4375).
+# 22 also: the profiler is driven through torch's C functions bound at import (`child._Session`) and event names
+# read with the C demangler bound at import: torch's profiler Python (start/stop hooks, class methods, name
+# table) looked up module globals the candidate rebinds; its start hook computed sigmoid(w) unprofiled (0.4375).
+# 22 also: every tensor a Triton kernel of a verified forward takes views a lent storage or one the guard saw made
+# (`MadeStorages.knows`): a self-restoring chain of builtins in a global the harness calls between the candidate's
+# calls computed sigmoid(w) unjudged into a tensor kept on torch.nn (reward 0.5, on verifier 21 too).
 VERIFIER_VERSION = "kgym-verify-22"
-VERIFIER_SOURCE_FINGERPRINT = "e3fde55db92b6354"
+VERIFIER_SOURCE_FINGERPRINT = "69532cd1498e097c"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

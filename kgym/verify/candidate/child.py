@@ -54,11 +54,14 @@ from kgym.verify.candidate.audit import AuditTripwire
 from kgym.verify.candidate.confine import applies, confine, gpu_device_files
 from kgym.verify.candidate.frontend import FrontendCheck
 from kgym.verify.candidate.guard import (
+    MODE_RANGE,
+    SPAN_MARK_PREFIX,
     ComputeGuard,
     IsolationViolation,
     construction_budget,
     forbidden_profiled_ops,
     unjudged_dispatches,
+    unrecorded_span,
 )
 from kgym.verify.candidate.kept_state import KeptState, lent_keys
 from kgym.verify.candidate.launches import (
@@ -66,6 +69,7 @@ from kgym.verify.candidate.launches import (
     LaunchRefused,
     device_kernel_names,
     kernel_counts,
+    tensor_storages,
     working_streams,
 )
 from kgym.verify.candidate.library import holds_reference_values
@@ -82,10 +86,26 @@ _no_grad = torch.no_grad
 _issubclass = issubclass
 _Module = torch.nn.Module
 _synchronize = torch.cuda.synchronize
-_profile = torch.profiler.profile
 _sleep = torch.cuda._sleep
 _WARM_CYCLES = 200_000  # ~0.1 ms of GPU spin that brings the clocks up after the lockstep's idle wait
 _Activity = torch.profiler.ProfilerActivity
+# The profiler's session, driven through torch's C functions bound here (`_Session`); the audit hook's doors
+# replace these bindings with wrappers that refuse them to the candidate.
+_prepare_profiler = torch._C._autograd._prepare_profiler
+_enable_profiler = torch._C._autograd._enable_profiler
+_disable_profiler = torch._C._autograd._disable_profiler
+_ProfilerConfig = torch._C._profiler.ProfilerConfig
+# torch's Python flag "a profiler is on" (what its start and stop hooks set), written as torch writes it, item by
+# item into the module's namespace: no code of torch.autograd.profiler is run or looked up.
+_set_profiler_global = vars(torch.autograd.profiler).__setitem__
+# torch's factory and dtype for the harness's own tensors between the candidate's calls (the poison, the
+# calibration's), bound here: `torch.empty` looked up at call time is a module attribute the candidate rebinds.
+_torch_empty = torch.empty
+_FLOAT32 = torch.float32
+_KINETO = torch._C._profiler.ProfilerState.KINETO
+# The mark every profiled span opens with (a C type: its methods cannot be rebound), and the nonce's source.
+_SpanRange = torch._C._profiler._RecordFunctionFast
+_urandom = os.urandom
 # Bound before any candidate code exists: how many torch-function modes are on the stack (a C function).
 _len_function_stack = torch._C._len_torch_function_stack
 
@@ -144,6 +164,12 @@ def os_thread_count() -> int:
     raise RuntimeError("/proc/self/status has no Threads line")
 
 
+def _default_experimental_config() -> Any:
+    from torch._C._profiler import _ExperimentalConfig
+
+    return _ExperimentalConfig()
+
+
 def _profiler_config() -> Any:
     """Record the ops of every thread, not only the profiling one (torch >= 2.7 knows the option)."""
     try:
@@ -152,6 +178,47 @@ def _profiler_config() -> Any:
         return _ExperimentalConfig(profile_all_threads=True)
     except (ImportError, TypeError):
         return None
+
+
+class _Session:
+    """One profiled span of the harness's: torch's Kineto profiler session started and stopped through its C
+    functions bound at import (what `torch.profiler.profile` ends up calling: prepare, enable, disable), its
+    results kept for `profile_events.events` (which reads `prof.profiler.kineto_results`). Why not torch's
+    `torch.profiler.profile`: its Python (`__enter__` calling `self.start()`, `_start_trace` calling the module
+    global `_run_on_profiler_start` before the session is on, `__exit__` `_run_on_profiler_stop` after it is
+    off) looks up class attributes and module globals at each call, which the candidate rebinds with no audit
+    event; builtins planted there ran between its calls, unjudged and unprofiled (test_profiler_class_rebound.py).
+    A kgym class: its attributes are in the harness's fingerprint."""
+
+    __slots__ = ("config", "activities", "device", "kineto_results")
+
+    def __init__(self, activities: list, experimental_config: Any, device: torch.device):
+        self.config = _ProfilerConfig(_KINETO, False, False, False, False, False, experimental_config, "")
+        self.activities = set(activities)
+        self.device = device
+        self.kineto_results = None
+
+    @property
+    def profiler(self) -> _Session:
+        return self
+
+    def events(self) -> list:
+        """The fallback reader's answer where the C events cannot be read: none (the span's mark is then
+        missing, and the span fails)."""
+        return []
+
+    def __enter__(self) -> _Session:
+        _prepare_profiler(self.config, self.activities)
+        _set_profiler_global("_is_profiler_enabled", True)
+        _enable_profiler(self.config, self.activities)
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        if self.device.type == "cuda":
+            _synchronize(self.device)
+        self.kineto_results = _disable_profiler()
+        _set_profiler_global("_is_profiler_enabled", False)
+        return False
 
 
 class Child:
@@ -180,6 +247,9 @@ class Child:
         self.state_tensors: dict[int, torch.Tensor] = {}
         self.values_checked: set[int] = set()
         self.profiler_config = _profiler_config()
+        # Does this torch record a range for each op handed to a Python dispatch mode? (warm_up: seen
+        # before any candidate exists; until then the dispatch count passes a profile with none.)
+        self.records_mode_range = False
         self.harness: dict[str, tuple] = {}  # _harness_state() when the candidate was imported
         self.harness_modules: tuple[str, ...] = ()  # the names of kgym's modules then, in sys.modules' order
         self.window = CallWindow(self.report)  # candidate code and launches only inside our calls
@@ -220,8 +290,29 @@ class Child:
             self.profiler_config = None
             with self._profiler():
                 warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
+        # Before any candidate: does this torch's profiler record the dispatch-mode range (and the span
+        # mark)? Where it does, a profiled span with no range is refused (`unjudged_dispatches`).
+        prof = self._profiler(device=False)
+        with prof:
+            mark = self._mark_span()
+            with ComputeGuard(False, self.device.type):
+                torch.empty(4, device=self.device)
+        names = {evt.name for evt in profile_events.events(prof)}
+        if mark not in names:
+            raise RuntimeError("kgym: the profiler did not record the harness's span mark at warm-up")
+        self.records_mode_range = MODE_RANGE in names
         sys.path.remove(os.path.dirname(__file__))
         return time.perf_counter() - t0
+
+    @staticmethod
+    def _mark_span() -> str:
+        """The first thing inside every profiled span: a range named with a fresh nonce, which the
+        profile's events must hold (`unrecorded_span`): a profiler that recorded nothing, or whose results
+        were replaced, cannot show it. Returns its name."""
+        mark = SPAN_MARK_PREFIX + _urandom(8).hex()
+        with _SpanRange(mark):
+            pass
+        return mark
 
     def _activities(self) -> list:
         acts = [_Activity.CPU]
@@ -232,9 +323,8 @@ class Child:
     def _profiler(self, device: bool = True) -> Any:
         """The profiler of a forward or a batch; `device=False`: host ops alone (the construction's count)."""
         activities = self._activities() if device else [_Activity.CPU]
-        if self.profiler_config is None:
-            return _profile(activities=activities)
-        return _profile(activities=activities, experimental_config=self.profiler_config)
+        config = self.profiler_config if self.profiler_config is not None else _default_experimental_config()
+        return _Session(activities, config, self.device)
 
     def _limit_memory(self, limit_bytes: int) -> None:
         if limit_bytes <= 0:
@@ -341,6 +431,7 @@ class Child:
         handled = self.guard.handled()
         try:
             with prof:
+                mark = self._mark_span()
                 spec = importlib.util.spec_from_file_location("candidate", path)
                 module = importlib.util.module_from_spec(spec)
                 sys.modules["candidate"] = module
@@ -359,7 +450,9 @@ class Child:
                 self.model = model
                 self.model_storages = self._parameter_storages(model, self.state_tensors)
                 self.buffer_storages = self._parameter_storages(model, self.state_tensors, buffers=True)
-            for why in unjudged_dispatches(profile_events.events(prof), self.guard.handled() - handled):
+            events = profile_events.events(prof)
+            for why in unjudged_dispatches(events, self.guard.handled() - handled, self.records_mode_range) \
+                    + unrecorded_span(events, mark):
                 self.guard.record(why)  # still in the init phase: refused as construction
         except BaseException as e:  # noqa: BLE001 - anything the candidate raises is a verdict
             error = e
@@ -513,13 +606,54 @@ class Child:
                 "isolation"
         return meta, None, ""
 
-    def _judge_profile(self, prof: Any, runs: int, handled: int) -> tuple[list[str], int, dict[str, int], list[str]]:
+    def _unknown_launch_storages(self, lent: list[Any]) -> str | None:
+        """Every tensor a Triton kernel of this forward took views a storage the harness knows: one it lent,
+        or one the guard saw an op of the candidate's make (at construction or in a forward: parameters,
+        buffers, kept state and scratch all are; a hybrid's library result is in this forward's fresh
+        storages) and still alive. A storage made where the guard judged
+        nothing (its seat answered by another handler between the candidate's calls, by a chain of builtins
+        planted in a global the harness looks up) holds work no rule saw: test_profiler_class_rebound.py."""
+        spans = [accessors.storage_span(x) for x in lent if accessors.is_plain_tensor(x)]
+        made = self.kept.made if self.kept is not None else None
+        fresh = set(self.provenance.fresh)  # made in this forward, as the guard told the provenance tracker
+        for start in tensor_storages(self.counter.calls):
+            if start == 0 or start in fresh or any(s <= start < e for s, e in spans) \
+                    or (made is not None and made.knows(start)):
+                continue
+            return ("a Triton kernel took a tensor over a storage no op of the candidate's made under the dispatch "
+                    "guard and the harness did not lend (computed where the guard judged nothing)")
+        return None
+
+    def _take_output(self, out: Any, inputs: list[Any],
+                     expect: torch.Tensor) -> tuple[str | None, dict, str | None, str]:
+        """Right after forward() returned, inside its profiled span, before the harness runs any other code:
+        the mode check, the output's checks and its copy into the lent buffer. Returns (mode left on the
+        stack, meta, problem, gate of the problem). Why here: what the harness runs after the span (the
+        profiler's exit, torch's Python with module globals and class attributes the candidate can rebind;
+        the profile's reading) ran builtins the candidate planted (`torch.autograd.profiler._run_on_profiler_stop`
+        as a chain of partials) with the seat rebound to torch's pass-through: torch wrote the answer into the
+        output after the profiler stopped and before it was copied out, then the chain put the seat back
+        (test_profiler_class_rebound.py). From here on nothing changes the bytes the parent judges, and
+        everything up to here is profiled."""
+        mode_left = self._modes_after_call()  # before any read of `out` (its handler would run there)
+        if mode_left is not None:
+            return mode_left, {}, None, ""
+        meta, problem, gate = self._check_output(out, inputs, expect)
+        if problem is None:
+            accessors.copy_(expect, out)
+            if self.device.type == "cuda":
+                _synchronize(self.device)
+        return None, meta, problem, gate
+
+    def _judge_profile(self, prof: Any, runs: int, handled: int,
+                       mark: str) -> tuple[list[str], int, dict[str, int], list[str]]:
         """Forbidden aten ops (every thread, nested ones too), library calls, device kernel counts
         and names of one profiled span of `runs` forwards, in which the guard's sealed dispatch judged
-        `handled` ops (`unjudged_dispatches`)."""
+        `handled` ops (`unjudged_dispatches`), opened with the range `mark` (`unrecorded_span`)."""
         events = profile_events.events(prof)  # torch's events and tree, without its FunctionEvents
         forbidden, library = forbidden_profiled_ops(events, self.hybrid)
-        forbidden += unjudged_dispatches(events, handled)
+        forbidden += unjudged_dispatches(events, handled, self.records_mode_range)
+        forbidden += unrecorded_span(events, mark)
         if self.hybrid and runs > 1:  # one library call per forward
             forbidden = [f for f in forbidden if not f.endswith("(second library call)")]
             if library > runs:
@@ -552,15 +686,18 @@ class Child:
                 prof = self._profiler()
                 handled = self.guard.handled()
                 with prof:
+                    mark = self._mark_span()
                     out = self._call(inputs)
                     if self.device.type == "cuda":
                         _synchronize(self.device)
+                    taken = self._take_output(out, inputs, expect)
                 handled = self.guard.handled() - handled
             else:
                 out = self._call(inputs)
+                taken = self._take_output(out, inputs, expect)
         except BaseException as e:  # noqa: BLE001
             return self._error_reply(e, default_gate="crash")
-        mode_left = self._modes_after_call()  # before any read of `out` (its handler would run there)
+        mode_left = taken[0] or self._modes_after_call()
         if mode_left is not None:
             return {"op": "error", "gate": "isolation", "reason": f"tampering: {mode_left}"}
         if self.device.type == "cuda":
@@ -569,7 +706,7 @@ class Child:
         reply["kernels"] = sorted(set(self.counter.kernels))
         reply["signature"] = self.counter.signature(inputs, out, self.provenance.fresh)
         if prof is not None:
-            forbidden, library, counts, names = self._judge_profile(prof, 1, handled)
+            forbidden, library, counts, names = self._judge_profile(prof, 1, handled, mark)
             if self.device.type == "cuda":
                 reply["device_kernels"] = sorted(set(names))
                 reply["device_kernel_counts"] = counts
@@ -583,15 +720,14 @@ class Child:
         problems = self._violations()
         if problems:
             return {"op": "error", **problems}
-        meta, problem, gate = self._check_output(out, inputs, expect)
+        problem = self._unknown_launch_storages([*inputs, expect])
+        if problem is not None:
+            return {"op": "error", "gate": "isolation", "reason": problem}
+        _, meta, problem, gate = taken  # read and copied out when forward() returned (`_take_output`)
         reply["out"] = meta
         if problem is not None:
             reply["problem"] = problem
             reply["problem_gate"] = gate
-        else:
-            accessors.copy_(expect, out)
-            if self.device.type == "cuda":
-                _synchronize(self.device)
         nbytes = accessors.numel(out) * accessors.element_size(out) if accessors.is_plain_tensor(out) else 0
         del out  # outside the call: a candidate frame or a launch a finalizer starts here is refused
         self.window.collect()  # the call's young cycles, after the output was copied: cleanup may run, not launch
@@ -719,7 +855,7 @@ class Child:
         cuda = self.device.type == "cuda"
         # One hold for the calibration runs and the timed runs: it grows with the call's host path.
         hold = timing.Hold()
-        tiny = torch.empty(1, device=self.device)
+        tiny = _torch_empty(1, device=self.device)
         n_kernels = self.kernels_per_forward if cuda else 0
         calib_times: list[float] = []
         calib_walls: list[float] = []
@@ -735,6 +871,7 @@ class Child:
         handled = self.guard.handled()
         try:
             with prof:
+                mark = self._mark_span()
                 # The calibration (nothing timed) runs under the same profiler: the host time the
                 # profiler adds per run is in both, so it cancels out of the hidden-work check.
                 # It launches as many (one-element fill) kernels per run as the verified forward ran
@@ -765,7 +902,7 @@ class Child:
         if cmd.get("op") != "finish":
             raise RuntimeError(f"timing protocol: expected finish, got {str(cmd)[:200]}")
         t_judge_ns = timing._perf_counter_ns()
-        forbidden, _, counts, _ = self._judge_profile(prof, runs + warmup, handled)
+        forbidden, _, counts, _ = self._judge_profile(prof, runs + warmup, handled, mark)
         profile_s = (profile_ns + timing._perf_counter_ns() - t_judge_ns) / 1e9
         for name in forbidden:
             self.guard.record(f"{name} (seen by the profiler in the timed runs)")
@@ -1002,7 +1139,7 @@ def _poison(device: torch.device, nbytes: int) -> None:
     if nbytes <= 0:
         return
     try:
-        t = torch.empty(nbytes // 4 or 1, dtype=torch.float32, device=device)
+        t = _torch_empty(nbytes // 4 or 1, dtype=_FLOAT32, device=device)
         t.fill_(float("nan"))
         del t
     except RuntimeError:

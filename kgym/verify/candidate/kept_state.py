@@ -458,6 +458,11 @@ class MadeStorages:
             _free_weak_ref(old)  # a dead storage's address, reused
         self.refs[ptr] = _weak_ref(s)
 
+    def knows(self, ptr: int) -> bool:
+        """Is the storage at `ptr` one an op of the candidate's returned, and still alive?"""
+        ref = _dict_get(self.refs, ptr)
+        return ref is not None and not _expired(ref)
+
     def alive(self) -> dict[StorageKey, Found]:
         found: dict[StorageKey, Found] = {}
         for ptr, ref in list(_dict_items(self.refs)):

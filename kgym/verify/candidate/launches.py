@@ -294,6 +294,22 @@ class LaunchCounter:
         return hashlib.sha256(repr(calls).encode()).hexdigest()[:16]
 
 
+def tensor_storages(calls: Iterable[Any]) -> list[int]:
+    """The storage start of every tensor argument in the launch records `calls` (`LaunchCounter.calls`)."""
+    found: list[int] = []
+
+    def walk(desc: Any) -> None:
+        if type(desc) is tuple and desc and desc[0] == "T":
+            found.append(desc[6])
+        elif type(desc) is tuple:
+            for d in desc:
+                walk(d)
+
+    for c in calls:
+        walk(c)
+    return found
+
+
 def _plain_key(k: Any) -> str:
     if type(k) is not str:
         raise LaunchRefused("a keyword argument whose name is not a plain str")
