@@ -210,7 +210,7 @@ class Verifier:
         operation trivial (the reference's output a constant, or a copy or multiple of an input, where
         the nominal output is neither: `cases.trivial_kind`) is replaced by its mixed-sign variant, else
         by a plain draw under its seed; a copy kernel earned the abs and shifted cases of ReLU. A case of
-        `cases.OVERFLOW_CASES` (wide: x 2^17; spikes: x 2^8 on a few values) whose reference output is not
+        `cases.OVERFLOW_CASES` (wide: x 2^17; spike: one value x 2^12) whose reference output is not
         finite where the nominal one is (exp overflows) is replaced by a plain draw:
         no kernel can be judged against an overflow.
         Decided once per (task, seed, tolerance) and verifier (the inputs depend on those and the secret
