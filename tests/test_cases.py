@@ -69,6 +69,10 @@ def test_transforms_apply_to_floating_inputs_only():
             assert torch.allclose(x, x[0] + a * (base - base[0]), atol=1e-5) and a > 0
             assert float(x.abs().max()) <= float(base.abs().max())
             continue
+        if name == "spike":  # one value x 2^12, the others as drawn
+            hit = x != base
+            assert int(hit.sum()) == 1 and torch.equal(x[hit], base[hit] * cases.SPIKE)
+            continue
         expect = {"nominal": base, "x3": base * 3, "x0.01": base * 0.01, "negated": -base, "abs": base.abs(),
                   "shifted": shifted, "wide": base * 2.0 ** 17}[name]
         assert torch.allclose(x, expect)
@@ -144,6 +148,24 @@ def test_the_rows_case_gives_each_row_its_own_factor_and_offset_within_the_draws
     h = dict(cases.CASES)["rows"](torch.randn(5, 9, dtype=torch.float16))
     assert h.dtype == torch.float16 and bool(torch.isfinite(h).all())
     assert torch.equal(dict(cases.CASES)["rows"](torch.zeros(3, 4)), torch.zeros(3, 4))
+
+
+def test_the_spike_case_multiplies_one_value_at_a_random_place():
+    """Verifier 22: every other case is an affine image of the draw's i.i.d. values, row by row, so a
+    sample of a row stood for it (tests/exploits/test_sampled_logsumexp.py). Here exactly one value is
+    x 2^12, exact, at a place that differs from draw to draw; zeros stay, shapes and dtypes are kept,
+    and the rest is the draw bit for bit."""
+    torch.manual_seed(0)
+    x = torch.rand(512, 1024) + 0.5
+    spike = dict(cases.CASES)["spike"]
+    y = spike(x)
+    hit = y != x
+    assert y.shape == x.shape and y.dtype == x.dtype and int(hit.sum()) == 1
+    assert torch.equal(y[hit], x[hit] * 4096)
+    assert len({int(torch.nonzero((spike(x) != x).flatten())) for _ in range(8)}) > 4  # places differ
+    assert torch.equal(spike(torch.zeros(3, 4)), torch.zeros(3, 4))
+    h = spike(torch.randn(5, 9, dtype=torch.bfloat16))
+    assert h.dtype == torch.bfloat16 and bool(torch.isfinite(h).all())
 
 
 def test_the_absolute_term_is_carried_to_the_cases_scale():

@@ -158,8 +158,12 @@ from pathlib import Path
 # 22 also: every tensor a Triton kernel of a verified forward takes views a lent storage or one the guard saw made
 # (`MadeStorages.knows`): a self-restoring chain of builtins in a global the harness calls between the candidate's
 # calls computed sigmoid(w) unjudged into a tensor kept on torch.nn (reward 0.5, on verifier 21 too).
+# 22 also: a ninth hidden case, also a timed kind (red team by class on the cases' structure, 2026-12-07): spike (one
+# value of each floating-point input, at a random place, x 2^12; strict tolerance; replaced by a plain draw where
+# the reference overflows, `cases.OVERFLOW_CASES`): every other case's rows were affine images of i.i.d. values,
+# and a mean cross-entropy estimated from the first quarter of each row passed every case and timed run.
 VERIFIER_VERSION = "kgym-verify-22"
-VERIFIER_SOURCE_FINGERPRINT = "69532cd1498e097c"
+VERIFIER_SOURCE_FINGERPRINT = "9f2c302de44c2c40"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

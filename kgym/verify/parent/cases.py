@@ -1,11 +1,12 @@
 """Gate 4's hidden cases and the comparison, both in the trusted parent.
 
-Eight cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated, absolute value,
+Nine cases, each from its own fresh seed: nominal inputs, x3, x0.01, negated, absolute value,
 shifted (every nonzero value moved up by 200 x mean|x|), rows (each row scaled and shifted by its own
-factor and offset: no statistic of the whole draw stands for a row's) and wide (x 2^17: magnitudes
-past fp16's range, row spreads past exp's); transforms apply to floating-point tensors only;
+factor and offset: no statistic of the whole draw stands for a row's), wide (x 2^17: magnitudes
+past fp16's range, row spreads past exp's) and spike (one value at a random place x 2^12: no
+sample of a row stands for the row); transforms apply to floating-point tensors only;
 `mixed_sign` gives a case's variant where its inputs leave the operation trivial, judged by
-`trivial_kind`, and a RANGE_CASES case whose reference output overflows is replaced by a plain draw;
+`trivial_kind`, and an OVERFLOW_CASES case whose reference output overflows is replaced by a plain draw;
 the verifier's `_case_plan` decides). The seeds come from a secret the candidate's
 process never sees. Inputs are generated on the verification device (`with torch.device(...)`), so a
 6.4 GB input costs milliseconds, not the minute KernelBench spends on the CPU.
@@ -89,6 +90,30 @@ def _wide(x: torch.Tensor) -> torch.Tensor:
     return x * WIDE
 
 
+SPIKE = 2.0 ** 12  # the spike case's factor: a power of two, so the spike is exact
+
+
+def _spike(x: torch.Tensor) -> torch.Tensor:
+    """The draw with one value, at a position drawn from the case's seeded generator after `get_inputs`,
+    multiplied by SPIKE (zeros stay: a zero drawn there leaves the draw as it was).
+    Why: every other case is an affine image of the draw's i.i.d. values, row by row, so any part of a
+    row stands for all of it, and a kernel that read a sample of each row passed them all: a mean
+    cross-entropy whose rows' logsumexps were estimated from their first quarter passed every case and
+    timed run (red team by class, 2026-12-07; tests/exploits/test_sampled_logsumexp.py). One value: a
+    kernel that reads a sample cannot tell this case from another unless the sample holds the spike
+    (with several spikes a sample held one, and the kernel computed honestly there alone); x 2^12: one
+    value moves a reduction of ~1e9 terms past 1e-4 (a mean of squares, MSE) and a row's logsumexp by
+    thousands, and an honest float32 GEMM's rounding in the spike's row (2^-24 x 2^12 of a product)
+    stays inside the absolute term for a reduction of more than ~6 terms."""
+    if x.dim() == 0 or x.numel() == 0:
+        return x
+    y = x.clone(memory_format=torch.contiguous_format)
+    flat = y.view(-1)
+    k = int(torch.randint(flat.numel(), ()))
+    flat[k] = flat[k] * SPIKE
+    return y
+
+
 CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
     ("nominal", lambda x: x),
     ("x3", lambda x: x * 3.0),
@@ -98,12 +123,17 @@ CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
     ("shifted", _shifted),
     ("rows", _rows),
     ("wide", _wide),
+    ("spike", _spike),
 )
 N_CASES = len(CASES)  # hidden cases a verdict runs (the plan's replacements keep the count)
 # Cases outside the draw's range, where an operation of limited range (exp, a power) may overflow in
 # the reference itself: replaced by a plain draw where the reference's output is not finite there and
 # is on the nominal draw (the verifier's `_case_plan`): no kernel can be judged on an overflow.
 RANGE_CASES = frozenset({"wide"})
+# Cases whose reference output may overflow where the nominal one does not (values past exp's or a
+# half type's range): each is replaced by a plain draw there (the verifier's `_case_plan`). The spike
+# case is one (one value x 2^12) but is judged at the strict tolerance: it tells unread values.
+OVERFLOW_CASES = RANGE_CASES | {"spike"}
 # The strict tolerance of a RANGE_CASES case (0.1, or the task's declared one where looser): such a case
 # tells arithmetic that breaks outside a narrow range (NaN, Inf, errors of the output's own size), not
 # rounding, which the other cases judge at the dtype's tolerance. Why: at 2^17 an honest float32 GEMM's

@@ -210,8 +210,9 @@ class Verifier:
         operation trivial (the reference's output a constant, or a copy or multiple of an input, where
         the nominal output is neither: `cases.trivial_kind`) is replaced by its mixed-sign variant, else
         by a plain draw under its seed; a copy kernel earned the abs and shifted cases of ReLU. A case of
-        `cases.RANGE_CASES` (wide: x 2^17) whose reference output is not finite where the nominal one is
-        (exp overflows) is replaced by a plain draw: no kernel can be judged against an overflow.
+        `cases.OVERFLOW_CASES` (wide: x 2^17; spike: one value x 2^12) whose reference output is not
+        finite where the nominal one is (exp overflows) is replaced by a plain draw:
+        no kernel can be judged against an overflow.
         Decided once per (task, seed, tolerance) and verifier (the inputs depend on those and the secret
         only), from reference forwards on the case inputs; a task trivial on its nominal inputs is left
         as is (its overflow rule and caps still apply)."""
@@ -239,7 +240,7 @@ class Verifier:
         nominal_mean.append(mean)
         if nominal_finite:
             for k, (name, transform) in enumerate(plan):
-                if name in cases_mod.RANGE_CASES and not probe(name, transform)[0]:
+                if name in cases_mod.OVERFLOW_CASES and not probe(name, transform)[0]:
                     plan[k] = (name, lambda x: x)
                     notes.append(f"hidden case {name}: the reference's output overflows there (NaN or Inf where "
                                  f"its nominal output is finite), so it was replaced by a plain draw")
