@@ -163,7 +163,7 @@ from pathlib import Path
 # the reference overflows, `cases.OVERFLOW_CASES`): every other case's rows were affine images of i.i.d. values,
 # and a mean cross-entropy estimated from the first quarter of each row passed every case and timed run.
 VERIFIER_VERSION = "kgym-verify-22"
-VERIFIER_SOURCE_FINGERPRINT = "9f2c302de44c2c40"
+VERIFIER_SOURCE_FINGERPRINT = "314a6e3e0c0ef086"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -230,7 +230,7 @@ class Verifier:
                 mean = cases_mod.mean_abs(out)
                 cap = cases_mod.case_cap(mean, nominal_mean[0]) if nominal_mean else 1.0
                 tolerance = cases_mod.case_tolerance(name, cfg.tolerance)
-                seen[(name, id(transform))] = (_finite(out), mean,
+                seen[(name, id(transform))] = (cases_mod.all_finite(out), mean,
                                                cases_mod.trivial_kind(out, inputs, tolerance, cap))
                 del inputs, out
             return seen[(name, id(transform))]
@@ -992,11 +992,6 @@ def _gate(reply: dict[str, Any], default: str) -> str:
 
 def _order(reference_first: bool) -> str:
     return "reference_first" if reference_first else "candidate_first"
-
-
-def _finite(out: torch.Tensor) -> bool:
-    """Is every value of a reference output finite (an integer output always is)?"""
-    return cases_mod.all_finite(out)
 
 
 def _reference_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
