@@ -21,6 +21,7 @@ with a message saying so; absolute paths and URIs (s3://...) are taken as they a
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -57,6 +58,12 @@ def records_root(out: str, env: Mapping[str, str] | None = None, cwd: str | None
     return str(Path(cwd or os.getcwd()) / p)
 
 
+def farm_name(run_id: str) -> str:
+    """The farm service's Ray actor name: the run's, plus a random part (a replaced service, or another
+    run of the same id, never waits for a dead one's name): `ray.get_actor(name)` for operators."""
+    return f"kgym-farm-{run_id}-{secrets.token_hex(3)}"
+
+
 @dataclass
 class FarmJob:
     pool: Any  # ray_cluster.VerifierPool, streaming its results to `sink`
@@ -65,7 +72,22 @@ class FarmJob:
     run_location: str  # records_root/run_id
     metrics_endpoint: str | None
     gpu: bool  # the cluster has GPUs
+    pool_config: PoolConfig | None = None  # what `pool` was started with (`restart_pool` starts the same)
+    run_id: str = ""
     _summary: Any = None
+
+    def restart_pool(self) -> None:
+        """Replace a farm service that died or stopped answering with a fresh one of the same config,
+        streaming to the same sink (rows already stored stay; evaluation ids keep a row each). Handles
+        taken from the old pool (actors started with it) must be taken again."""
+        from ray_cluster import VerifierPool
+
+        old, self.pool = self.pool, None
+        try:
+            old.close()  # kills what is left of it (a wedged service too)
+        except Exception:  # noqa: BLE001 - a dead service has nothing to close
+            pass
+        self.pool = VerifierPool(self.pool_config, sink=self.sink, name=farm_name(self.run_id))
 
     def finish(self) -> Any:
         """Wait for the farm's rows, flush and close the sink; its `SinkSummary` (once)."""
@@ -91,7 +113,7 @@ def farm_job(job: str, ray_settings: RaySettings, records: RecordsConfig, metric
     root = records_root(records.out)  # refused before Ray starts, as is a root that cannot be written
     check_writable(root, "records.out")
     started = connect(ray_settings)
-    sink = pool = None
+    sink = pool = handle = None
     try:
         gpu = int(ray.cluster_resources().get("GPU", 0)) > 0
         pool_config = (farm(gpu) if callable(farm) else farm).with_verify(verify)
@@ -108,14 +130,17 @@ def farm_job(job: str, ray_settings: RaySettings, records: RecordsConfig, metric
         if before_pool is not None:
             before_pool(sink)
         try:
-            pool = VerifierPool(pool_config, sink=sink)
+            pool = VerifierPool(pool_config, sink=sink, name=farm_name(records.run_id))
         except ValueError as e:  # a farm this cluster cannot serve (GPUs asked for, none there)
             raise ConfigError(f"[farm]: {e}") from None
         handle = FarmJob(pool=pool, sink=sink, records_root=root, run_location=run_location,
-                         metrics_endpoint=endpoint, gpu=gpu)
+                         metrics_endpoint=endpoint, gpu=gpu, pool_config=pool_config, run_id=records.run_id)
+        log(f"{job}: farm service {pool.name} ({pool.num_workers} worker(s))")
         yield handle
         handle.finish()
     finally:
+        if handle is not None:
+            pool = handle.pool  # the job may have replaced it (`restart_pool`)
         if pool is not None:
             pool.close()
         if sink is not None:

@@ -326,8 +326,9 @@ class RLController:
         """(Re)start the learner and rollout actors at checkpoint `ckpt` (None: the start)."""
         cfg = self.config
         self._kill_actors()  # an in-flight rollout dies with its engine: the step it belonged to is redone
-        if self.rollouts or self.learner is not None:  # a retry: the task actor may be what failed
+        if self.rollouts or self.learner is not None:  # a retry: the task actor or the farm may be what failed
             self._new_task_actor()
+            self._ensure_farm()
         self.rollouts, self.learner, self.asleep = [], None, False
         self._in_flight, self._pending = None, None
         state: dict[str, Any] = {}
@@ -363,6 +364,23 @@ class RLController:
             adapter = self._get(self.learner.save_adapter.remote(str(self._adapter_dir())), "saving the adapter")
             self._pending = (self.version, adapter)
             self._load_pending()
+
+    def _check_farm(self, why: str) -> None:
+        """A `StepFailed` naming `why` when the farm service is gone or does not answer within
+        [recovery] call_timeout_s; nothing when it answers."""
+        self._get(self.job.pool.handle.describe.remote(), f"the farm service ({why})")
+
+    def _ensure_farm(self) -> None:
+        """Before a retry's actors start (they take the farm's handle): a farm service that died or is
+        wedged is replaced by a fresh one of the same config, streaming to the same sink."""
+        try:
+            self._check_farm("checked before a retry")
+        except StepFailed as e:
+            self.log(f"jobs.rl: {e}; starting a new farm service")
+            t0 = time.perf_counter()
+            self.job.restart_pool()
+            self.log(f"jobs.rl: a new farm service with {self.job.pool.num_workers} worker(s) in "
+                     f"{time.perf_counter() - t0:.1f} s")
 
     def _kill_actors(self) -> None:
         import ray
@@ -536,7 +554,8 @@ class RLController:
 
         if not self.config.baselines_off_path:
             return
-        self.job.pool.prefetch([BaselineRequest.for_task(t) for t in tasks])
+        self._get(self.job.pool.handle.prefetch.remote([BaselineRequest.for_task(t) for t in tasks]),
+                  "the farm service (prefetching baselines)")
 
     def _engine_stats(self) -> tuple[float, float, int, int, int, float]:
         """(engine-busy seconds, generated tokens, engine calls, requests served, engine iterations,
@@ -616,6 +635,10 @@ class RLController:
         if launch is None or launch.step != s:
             launch = self._launch(s)
         self._collect(launch)
+        failed = sum(1 for g in launch.groups for e in (g.episodes if g is not None else [])
+                     if e.error is not None or (e.result is not None and e.result.error is not None))
+        if failed:  # kgym errors, not verdicts: is the farm still there? (a dead one errs every episode)
+            self._check_farm(f"{failed} episode(s) of step {s} ended in a kgym error")
         sync_s = self._load_pending()
 
         groups: list[rl_steps.ScoredGroup] = []

@@ -58,6 +58,7 @@ class VerifierPool:
                 opts["name"] = name
             handle = FarmService.options(**opts).remote(config, sink)
         self.handle = handle
+        self.name = name  # the service's actor name, when this client started it with one
         info = ray.get(handle.describe.remote())
         self._num_workers: int = info["num_workers"]
         self.gpu: bool = info["gpu"]
