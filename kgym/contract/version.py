@@ -165,8 +165,10 @@ from pathlib import Path
 # 23: `VerifyConfig.case_salt` mixed into the hidden cases' seeds (RL episodes give each answer's source hash):
 # one secret per farm meant every answer to a task met the same hidden inputs, and a repair turn's feedback
 # (a failing value's got/want) told the next submission one of them (tests/episodes/test_feedback_leak.py).
+# Also: the unstable-baseline note comes from kgym.contract.verdict.unstable_baseline_note (same text), which
+# kgym.records.verdict_from_record reads back as the baseline's instability.
 VERIFIER_VERSION = "kgym-verify-23"
-VERIFIER_SOURCE_FINGERPRINT = "f3c13435734be44e"
+VERIFIER_SOURCE_FINGERPRINT = "c0a8633a04ebbe00"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

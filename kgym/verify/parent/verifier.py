@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from kgym.contract import CaseResult, Timing, Verdict
+from kgym.contract.verdict import unstable_baseline_note
 from kgym.verify import timing
 from kgym.verify.candidate.guard import ConstructionRecorder
 from kgym.verify.candidate.launches import confirmed_on_device
@@ -370,9 +371,7 @@ class Verifier:
         v.speedup_compile = comp.median_ms / cand.median_ms if comp else None
         for kind, b in (("eager", eager), ("compile", comp)):
             if b is not None and not usable(b):  # the reward pays speed only against stable baselines
-                v.notes.append(f"the {kind} baseline's run-to-run variation ({b.spread_ms:.4g} ms p90-p10 at a median "
-                               f"of {b.median_ms:.4g} ms) exceeds the variation gate or its median: it was not "
-                               f"cached and earns no speed credit against it")
+                v.notes.append(unstable_baseline_note(kind, b))
         v.flagged = any(s is not None and s > FLAG_SPEEDUP for s in (v.speedup_eager, v.speedup_compile))
         if device.type == "cpu":
             v.notes.append("timed on the CPU with host clocks (Triton interpreter): CPU speed is not "
