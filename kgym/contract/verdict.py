@@ -46,6 +46,17 @@ class Timing:
     cached: bool = False  # baseline read from the on-disk cache
 
 
+UNSTABLE_BASELINE = "the {kind} baseline's run-to-run variation"  # the note's prefix (since issue 29)
+
+
+def unstable_baseline_note(kind: str, t: Timing) -> str:
+    """The verdict's note that its `kind` baseline was not usable (unstable, or spread over median): no
+    speed credit is paid against it. A stored row keeps no baseline's stability, only its notes, so
+    `kgym.records.verdict_from_record` reads the instability back from this note (`UNSTABLE_BASELINE`)."""
+    return (f"{UNSTABLE_BASELINE.format(kind=kind)} ({t.spread_ms:.4g} ms p90-p10 at a median of {t.median_ms:.4g} "
+            f"ms) exceeds the variation gate or its median: it was not cached and earns no speed credit against it")
+
+
 def first_failure(gate_now: Gate | None, reason_now: str, gate: Gate | str, reason: str
                   ) -> tuple[Gate, str, str | None]:
     """A gate fails on a verdict whose gate is `gate_now` (None: none failed yet) with reason

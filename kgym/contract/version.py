@@ -162,8 +162,13 @@ from pathlib import Path
 # value of each floating-point input, at a random place, x 2^12; strict tolerance; replaced by a plain draw where
 # the reference overflows, `cases.OVERFLOW_CASES`): every other case's rows were affine images of i.i.d. values,
 # and a mean cross-entropy estimated from the first quarter of each row passed every case and timed run.
-VERIFIER_VERSION = "kgym-verify-22"
-VERIFIER_SOURCE_FINGERPRINT = "314a6e3e0c0ef086"
+# 23: `VerifyConfig.case_salt` mixed into the hidden cases' seeds (RL episodes give each answer's source hash):
+# one secret per farm meant every answer to a task met the same hidden inputs, and a repair turn's feedback
+# (a failing value's got/want) told the next submission one of them (tests/episodes/test_feedback_leak.py).
+# Also: the unstable-baseline note comes from kgym.contract.verdict.unstable_baseline_note (same text), which
+# kgym.records.verdict_from_record reads back as the baseline's instability.
+VERIFIER_VERSION = "kgym-verify-23"
+VERIFIER_SOURCE_FINGERPRINT = "c0a8633a04ebbe00"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -22,7 +22,21 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol, runtime_checkable
 
-from kgym.contract import EvalRequest, Verdict
+from kgym.contract import Episode, EvalRequest, Verdict
+from kgym.contract.ids import source_hash
+
+
+def episode_request(task: Any, code: str, episode: Episode | None = None) -> EvalRequest:
+    """The request for one answer of an RL episode (single-turn or a repair submission): the task's,
+    with the hidden cases salted by the answer's source hash (`VerifyConfig.case_salt`).
+    Why: the verifier's secret is one per farm, so unsalted, every answer to a task met the same hidden
+    inputs, and a repair turn's feedback (a failing value's got/want, each case's errors) told the next
+    submission about them: a probe that wrote one input value into a failing output read it back in the
+    note, and its second submission recognised the nominal case by that value and was right there alone,
+    earning the nominal case's share (red team by class, 2026-12-07; tests/episodes/test_feedback_leak.py).
+    With the salt, the same code meets the same inputs (a retry, a duplicate: one evaluation id, one
+    verdict) and any other code fresh ones, so no verdict tells anything about the next one's inputs."""
+    return EvalRequest.for_task(task, code, episode=episode, case_salt=source_hash(code))
 
 
 @runtime_checkable

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kgym.answers import Extraction, ExtractionKind, extract_code
-from kgym.contract import EndReason, Episode, EvalRequest
-from kgym.episodes.evaluator import Evaluator
+from kgym.contract import EndReason, Episode
+from kgym.episodes.evaluator import Evaluator, episode_request
 from kgym.episodes.feedback import status_text
 from kgym.episodes.result import Evaluation
 from kgym.reward import RewardConfig, reward
@@ -42,7 +42,7 @@ async def score_answer(evaluator: Evaluator, task: Task, answer: str | None,
     if not ext.ok:
         return SingleTurnScore(ext, None, 0.0, ext.reason)
     assert ext.code is not None
-    request = EvalRequest.for_task(task, ext.code, episode=episode)
+    request = episode_request(task, ext.code, episode)
     verdict = await evaluator.evaluate(request)
     r = reward(verdict, reward_config) if verdict.error is None else 0.0
     ev = Evaluation(request.evaluation_id, turn, 1, ext.code, verdict, r)

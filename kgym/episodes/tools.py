@@ -24,9 +24,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from kgym.contract import Episode, EvalRequest
+from kgym.contract import Episode
 from kgym.episodes.budget import TokenCounter, estimate_tokens, trim_to_budget
-from kgym.episodes.evaluator import Evaluator
+from kgym.episodes.evaluator import Evaluator, episode_request
 from kgym.episodes.feedback import details_text, status_text
 from kgym.episodes.result import Evaluation
 from kgym.reward import RewardConfig, reward
@@ -149,7 +149,7 @@ class RepairTools:
             return ToolResult("error: submit_kernel needs the full source of the answer in `code`", error=True)
         self.submissions += 1
         episode = None if self.group_id is None else Episode(self.group_id, self.sample_index, turn)
-        request = EvalRequest.for_task(self.task, code, episode=episode)
+        request = episode_request(self.task, code, episode)
         verdict = await self.evaluator.evaluate(request)
         eid = request.evaluation_id
         ev = Evaluation(eid, turn, self.submissions, code, verdict, reward(verdict, self.reward_config))

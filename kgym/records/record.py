@@ -29,6 +29,7 @@ from kgym.contract import (
     evaluation_id,
     source_hash,
 )
+from kgym.contract.verdict import UNSTABLE_BASELINE
 from kgym.reward import RewardConfig
 from kgym.reward import reward as reward_of
 
@@ -168,11 +169,15 @@ def verdict_from_record(row: Mapping[str, Any]) -> Verdict:
                                       spread_ms=float(get("candidate_spread_ms") or 0.0),
                                       runs=int(get("candidate_runs") or 0), stable=bool(get("candidate_stable")),
                                       clock=clock)
+    notes = [str(n) for n in (get("notes") if get("notes") is not None else [])]
     for kind in ("eager", "compile"):
         ms = get(f"{kind}_ms")
+        # A row keeps no baseline's stability: one the verifier found unusable says so in a note
+        # (`unstable_baseline_note`), and without it a rescore paid speed the verdict never did.
+        unstable = any(n.startswith(UNSTABLE_BASELINE.format(kind=kind)) for n in notes)
         timings[kind] = None if ms is None else Timing(median_ms=float(ms), spread_ms=float(get(f"{kind}_spread_ms")
                                                                                             or 0.0),
-                                                       runs=0, stable=True, clock=clock)
+                                                       runs=0, stable=not unstable, clock=clock)
     stages = get("stages_json")
     return Verdict(passed=bool(get("passed")), gate=None if get("gate") is None else Gate(get("gate")),
                    reason=get("reason") or "", cases=cases, timings=timings,
@@ -183,7 +188,7 @@ def verdict_from_record(row: Mapping[str, Any]) -> Verdict:
                    library_calls=int(get("library_calls") or 0),
                    stages_s=json.loads(stages) if stages else {},
                    # pandas gives list columns as numpy arrays, whose truth value is ambiguous
-                   notes=[str(n) for n in (get("notes") if get("notes") is not None else [])],
+                   notes=notes,
                    verifier_version=str(get("verifier_version")))
 
 

@@ -44,6 +44,12 @@ class VerifyConfig:
     # Where the reward's baseline is eager: a torch.compile baseline that is not cached is left out of
     # the verdict (speedup_compile None, a note says so) instead of being measured on the candidate's
     # path; the farm's worker measures it after the verdict. Leave False for compile or joint rewards.
+    # Mixed into the hidden cases' seeds (`cases.case_seed`): RL episodes set it to the candidate's source
+    # hash (`kgym.episodes.evaluator.episode_request`), so a verdict's hidden inputs are the same for the
+    # same candidate (a retry) and fresh for any other: nothing an earlier verdict's feedback showed about
+    # its hidden cases (a value, a case's identity) holds for the next submission's. Empty: the secret's
+    # own draws per (task, seed), as the CLI, the curation runs and the tests verify.
+    case_salt: str = internal("", "mixed into the hidden cases' seeds (RL episodes: the candidate's hash)")
     defer_compile: bool = option(False, "leave a torch.compile baseline that is not cached out of the verdict "
                                  "(the farm's worker measures it after); for eager rewards only")
 

@@ -41,3 +41,25 @@ def test_stored_rows_rescore_to_the_recorded_reward_and_under_another_config(tmp
     # the second config changes what the passing answer earns, so the test can tell the two apart
     passed = df.iloc[0]
     assert rescore(passed, other) != pytest.approx(passed["reward"])
+
+
+def test_a_row_whose_baseline_was_unstable_rescores_without_speed_credit(tmp_path):
+    """Red team by class (2026-12-07): a row keeps no baseline's stability, and a rebuilt verdict counted
+    every baseline as stable, so a passing answer timed against an unstable eager baseline (the verdict
+    paid it no speed) rescored with full speed credit. The verifier's note about the unstable baseline is
+    stored with the row and is read back as its instability. Honest: a stable baseline's row keeps its
+    speed credit (the test above)."""
+    from kgym.contract import Timing
+    from kgym.contract.verdict import unstable_baseline_note
+
+    v = verdict("passed", speedup=3.0)
+    eager = Timing(3.0, 0.9, 10, False, "host")  # over the variation gate, under its median
+    v = replace(v, timings={**v.timings, "eager": eager},
+                notes=(*v.notes, unstable_baseline_note("eager", eager)))
+    live = RewardConfig()
+    assert reward(v, live) == pytest.approx(live.correctness_weight)  # no speed credit live
+    with RecordWriter(tmp_path, run_id="r", job_id="tests") as w:
+        w.write(make_record(task=task(seed=0), candidate_source="src", verdict=v, reward_config=live))
+    row = load(tmp_path / "r").iloc[0]
+    assert rescore(row, live) == pytest.approx(row["reward"], abs=1e-12) == pytest.approx(reward(v, live))
+    assert not verdict_from_record(row).timings["eager"].stable

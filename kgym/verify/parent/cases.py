@@ -173,9 +173,12 @@ LOOSE_TOL = 1e-2
 _DTYPE_TOL = {torch.float16: 1e-3, torch.bfloat16: 1e-2, torch.float64: 1e-9}
 
 
-def case_seed(secret: bytes, public_seed: int, case: str) -> int:
-    """A seed for one hidden case: derived from a secret, so the candidate cannot know it."""
-    digest = hmac.new(secret, f"{public_seed}:{case}".encode(), hashlib.sha256).digest()
+def case_seed(secret: bytes, public_seed: int, case: str, salt: str = "") -> int:
+    """A seed for one hidden case: derived from a secret, so the candidate cannot know it. `salt`
+    (`VerifyConfig.case_salt`; RL episodes give each candidate's source hash) gives every salt its own
+    draws: inputs a candidate sees must not be derivable from what an earlier verdict showed."""
+    msg = f"{public_seed}:{case}" + (f":{salt}" if salt else "")
+    digest = hmac.new(secret, msg.encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") & ((1 << 63) - 1)
 
 

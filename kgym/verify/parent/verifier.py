@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from kgym.contract import CaseResult, Timing, Verdict
+from kgym.contract.verdict import unstable_baseline_note
 from kgym.verify import timing
 from kgym.verify.candidate.guard import ConstructionRecorder
 from kgym.verify.candidate.launches import confirmed_on_device
@@ -175,12 +176,15 @@ class Verifier:
             model = ref.Model(*init_inputs)
         return init_inputs, model.to(self.device), recorder.as_message()
 
-    def _case_inputs(self, ref: Reference, cfg: VerifyConfig, name: str, transform: Any = None) -> list[Any]:
+    def _case_inputs(self, ref: Reference, cfg: VerifyConfig, name: str, transform: Any = None, *,
+                     salted: bool = True) -> list[Any]:
         """The inputs of hidden case `name`, drawn from the secret on the device (nominal: the inputs
-        the baselines are timed on)."""
+        the baselines are timed on), under the request's `case_salt` unless not `salted` (the case plan's
+        probes: decided once per task, applied to every salt's draws as to the timed runs' fresh ones)."""
         transform = transform or dict(cases_mod.CASES)[name]
-        return cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name), transform,
-                                     self.device)
+        salt = cfg.case_salt if salted else ""
+        return cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name, salt),
+                                     transform, self.device)
 
     def _require_seeded(self, ref: Reference, cfg: VerifyConfig) -> None:
         """Refuse a task whose get_inputs ignores its seed (a linspace, a fixed table): its hidden cases
@@ -225,7 +229,7 @@ class Verifier:
         def probe(name: str, transform: Any) -> tuple[bool, float | None, str | None]:
             """Is the reference's output on this case finite, its mean|ref|, its trivial kind."""
             if (name, id(transform)) not in seen:
-                inputs = self._case_inputs(ref, cfg, name, transform)
+                inputs = self._case_inputs(ref, cfg, name, transform, salted=False)
                 out = _reference_forward(model, inputs)
                 mean = cases_mod.mean_abs(out)
                 cap = cases_mod.case_cap(mean, nominal_mean[0]) if nominal_mean else 1.0
@@ -367,9 +371,7 @@ class Verifier:
         v.speedup_compile = comp.median_ms / cand.median_ms if comp else None
         for kind, b in (("eager", eager), ("compile", comp)):
             if b is not None and not usable(b):  # the reward pays speed only against stable baselines
-                v.notes.append(f"the {kind} baseline's run-to-run variation ({b.spread_ms:.4g} ms p90-p10 at a median "
-                               f"of {b.median_ms:.4g} ms) exceeds the variation gate or its median: it was not "
-                               f"cached and earns no speed credit against it")
+                v.notes.append(unstable_baseline_note(kind, b))
         v.flagged = any(s is not None and s > FLAG_SPEEDUP for s in (v.speedup_eager, v.speedup_compile))
         if device.type == "cpu":
             v.notes.append("timed on the CPU with host clocks (Triton interpreter): CPU speed is not "
