@@ -27,8 +27,13 @@ def canonical_json(value: Any) -> str:
 
 
 def evaluation_id(task: Mapping[str, Any], candidate_source: str, seed: int,
-                  verifier_version: str = VERIFIER_VERSION) -> str:
-    """32 hex digits of sha256 over (task spec, candidate hash, seed, verifier version)."""
-    payload = canonical_json({"task": dict(task), "candidate_sha256": source_hash(candidate_source),
-                              "seed": int(seed), "verifier_version": verifier_version})
+                  verifier_version: str = VERIFIER_VERSION, case_salt: str = "") -> str:
+    """32 hex digits of sha256 over (task spec, candidate hash, seed, verifier version), and the hidden
+    cases' salt where one is given (an RL episode's answer: its draws differ from the unsalted ones, so
+    its verdict is another evaluation than a curation run's of the same code)."""
+    fields = {"task": dict(task), "candidate_sha256": source_hash(candidate_source), "seed": int(seed),
+              "verifier_version": verifier_version}
+    if case_salt:
+        fields["case_salt"] = case_salt
+    payload = canonical_json(fields)
     return hashlib.sha256(payload.encode("ascii")).hexdigest()[:32]

@@ -30,7 +30,8 @@ class Episode:
 
 @dataclass(frozen=True)
 class EvalRequest:
-    """One evaluation. `evaluation_id` is derived from (task, candidate, seed, verifier version)."""
+    """One evaluation. `evaluation_id` is derived from (task, candidate, seed, verifier version, and the
+    hidden cases' salt when the overrides give one)."""
 
     task: Mapping[str, Any]  # a task spec as a dict (`TaskSpec.to_dict()`): task_id and family at least
     reference: str  # KernelBench-form source
@@ -45,7 +46,8 @@ class EvalRequest:
         if "task_id" not in self.task or "family" not in self.task:
             raise ValueError("an EvalRequest's task needs at least task_id and family")
         if not self.evaluation_id:
-            object.__setattr__(self, "evaluation_id", evaluation_id(self.task, self.candidate, self.seed))
+            object.__setattr__(self, "evaluation_id", evaluation_id(self.task, self.candidate, self.seed,
+                                                                    case_salt=str(self.overrides.get("case_salt", ""))))
 
     @classmethod
     def for_task(cls, task: Any, candidate: str, label: str = "", episode: Episode | None = None,

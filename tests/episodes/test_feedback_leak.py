@@ -65,7 +65,9 @@ def test_salted_cases_keep_the_honest_answer_and_one_verdict_per_code(evaluator,
     from kgym.episodes.evaluator import episode_request
 
     a, b = episode_request(relu, relu.solution), episode_request(relu, relu.solution)
-    assert a.evaluation_id == b.evaluation_id == EvalRequest.for_task(relu, relu.solution).evaluation_id
+    # one code, one salt, one evaluation id; the unsalted request (a curation run's) is another evaluation:
+    # its hidden draws differ, so the farm's exactly-once keeping must not hand one's verdict to the other
+    assert a.evaluation_id == b.evaluation_id != EvalRequest.for_task(relu, relu.solution).evaluation_id
     assert a.overrides["case_salt"] == b.overrides["case_salt"] != episode_request(relu, relu.wrong).overrides[
         "case_salt"]
     env = KernelEnv(evaluator)

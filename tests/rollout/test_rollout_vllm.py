@@ -156,15 +156,15 @@ def test_a_scripted_repair_episode_through_the_engine_and_the_verifier(engine, t
     submits relu's known-wrong kernel and then to finalize its id; the real CPU verifier judges it."""
     from rollout_helpers import tool_call_text
 
-    from kgym.contract import EvalRequest
     from kgym.episodes import CachedEvaluator, KernelEnv, LocalEvaluator, TurnSample, flatten_episode
+    from kgym.episodes.evaluator import episode_request
     from kgym.episodes.flatten import FlattenKind
     from kgym.rollout.toolcalls import parse_tool_calls
     from kgym.rollout.turn_prompts import ChatPrompter
     from kgym.tasks.prompts import TOOLS
 
     task = make("relu-v1", seed=1, size="tiny")
-    eid = EvalRequest.for_task(task, task.wrong).evaluation_id
+    eid = episode_request(task, task.wrong).evaluation_id  # an episode's answer: its hidden cases salted
     script = [tool_call_text("submit_kernel", code=task.wrong), tool_call_text("finalize", evaluation_id=eid)]
     local = LocalEvaluator(verifier)
     prompter = ChatPrompter(tiny_tok, TOOLS)
