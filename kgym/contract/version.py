@@ -162,8 +162,13 @@ from pathlib import Path
 # value of each floating-point input, at a random place, x 2^12; strict tolerance; replaced by a plain draw where
 # the reference overflows, `cases.OVERFLOW_CASES`): every other case's rows were affine images of i.i.d. values,
 # and a mean cross-entropy estimated from the first quarter of each row passed every case and timed run.
-VERIFIER_VERSION = "kgym-verify-22"
-VERIFIER_SOURCE_FINGERPRINT = "314a6e3e0c0ef086"
+# 23: no process or native code of the candidate's choosing (red team by class on what the candidate's process
+# writes, 2026-12-07): Triton's toolchain runs only with Triton's own arguments and, where Triton builds no launcher
+# per kernel (3.9), no C compiler runs once the candidate is loaded (gcc's `-wrapper` ran a shell that computed the
+# ReLU, policy off, reward 0.5); and no extension module written after the load began is loaded (`_imp.create_dynamic`
+# behind a door: a shared object the candidate wrote, loaded through Triton's loader, computed it, reward 0.5).
+VERIFIER_VERSION = "kgym-verify-23"
+VERIFIER_SOURCE_FINGERPRINT = "b5be658dbe0dd6b8"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
