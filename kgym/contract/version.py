@@ -167,8 +167,13 @@ from pathlib import Path
 # (a failing value's got/want) told the next submission one of them (tests/episodes/test_feedback_leak.py).
 # Also: the unstable-baseline note comes from kgym.contract.verdict.unstable_baseline_note (same text), which
 # kgym.records.verdict_from_record reads back as the baseline's instability.
+# 23 also: no process or native code of the candidate's choosing (red team by class on what the candidate's process
+# writes, 2026-12-07): Triton's toolchain runs only with Triton's own arguments and, where Triton builds no launcher
+# per kernel (3.9), no C compiler runs once the candidate is loaded (gcc's `-wrapper` ran a shell that computed the
+# ReLU, policy off, reward 0.5); and no extension module written after the load began is loaded (`_imp.create_dynamic`
+# behind a door: a shared object the candidate wrote, loaded through Triton's loader, computed it, reward 0.5).
 VERIFIER_VERSION = "kgym-verify-23"
-VERIFIER_SOURCE_FINGERPRINT = "c0a8633a04ebbe00"
+VERIFIER_SOURCE_FINGERPRINT = "d6fe6174d5cb9dba"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

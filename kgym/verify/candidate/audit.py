@@ -34,6 +34,7 @@ import os
 import sys
 import sysconfig
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -57,6 +58,18 @@ _PATH_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "o
 _PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec")
 _TOOLCHAIN = {"ptxas", "ptxas-blackwell", "gcc", "cc", "clang", "g++", "c++", "ld", "ldconfig",
               "ldconfig.real", "nvdisasm", "cuobjdump", "nvlink", "fatbinary"}
+# The toolchain runs only with the arguments Triton forms itself (2026-12-07). A C compiler driver
+# runs other programs on request (`-wrapper prog,args`, `-B dir`, `-specs=`, `-fplugin=`, `@file`), and
+# Triton's builder takes extra flags from its caller (`triton.runtime.build._build(..., ccflags)`):
+# forward() called it with `-wrapper /bin/sh,-c,...` and a shell, with no audit hook, guard or
+# profiler, computed the ReLU the candidate returned (passed, reward 0.5, policy off). So a C
+# compiler's flags must be those of `triton.runtime.build._build` (no ccflags: no Triton backend passes
+# any), ldconfig's Triton's `-p`, and no tool takes a response file (`@file`: gcc, ld and nvlink read
+# more arguments from it).
+_CC_DRIVERS = frozenset({"gcc", "cc", "clang", "g++", "c++"})
+_CC_FLAGS = frozenset({"-O3", "-shared", "-fPIC", "-Wno-psabi", "-o", "-std=c++17"})
+_CC_FLAG_PREFIXES = ("-l", "-L", "-I")
+_LDCONFIG_ARGS = ("-p",)
 # Introspection, while the candidate is on the stack: refused unless the direct caller is Triton,
 # kgym, or a stdlib module that does not hand frames out (inspect and traceback do).
 _INTROSPECTION = ("sys._getframe", "object.__getattr__", "object.__setattr__", "object.__delattr__",
@@ -139,6 +152,10 @@ class AuditTripwire:
         self._triton = os.path.dirname(os.path.realpath(triton.__file__))
         # the harness's own frames: the whole verify package (this file is in its candidate/ room)
         self._kgym = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+        # Does this Triton build a C launcher per kernel (before its generic launcher)? If not, no C
+        # compiler runs once the candidate is loaded: Triton built its one module at warm-up.
+        # The CPU's interpreter compiles nothing, whatever the version.
+        self.compiles_launchers = os.environ.get("TRITON_INTERPRET") != "1" and _triton_compiles_launchers()
         self.profile_setters: frozenset = frozenset()  # code objects that may set the profile hook
         # Is kgym rewriting a checked kernel for the interpreter now? (child.py points it at the
         # launch hook's flag; until then Triton's interpreter may exec nothing.)
@@ -178,7 +195,7 @@ class AuditTripwire:
         on_stack = hook.__globals__["_candidate_on_stack"]
         self._install_import_guard()
         self._install_escape_tripwires(on_stack)
-        self._install_thread_and_fork_tripwires(on_stack)
+        self._install_thread_and_fork_tripwires(on_stack, hook.__globals__["_toolchain_argv_ok"])
 
     def _install_import_guard(self) -> None:
         original = builtins.__import__
@@ -273,12 +290,14 @@ class AuditTripwire:
 
         return wrapper
 
-    def _install_thread_and_fork_tripwires(self, on_stack: Callable[[int], bool]) -> None:
+    def _install_thread_and_fork_tripwires(self, on_stack: Callable[[int], bool],
+                                           argv_ok: Callable[[str, Any], bool]) -> None:
         """Two doors that raise no audit event (3.11): `_thread.start_new_thread` (every Python
         thread; dispatch modes are thread-local, so a thread would compute unguarded) and
         `_posixsubprocess.fork_exec` (subprocess and multiprocessing.util.spawnv_passfds end there).
         Every binding of either in a loaded module is replaced: no thread may start once the
         candidate is loaded, and only Triton may run its toolchain."""
+        import _imp
         import _posixsubprocess
         import _thread
 
@@ -293,7 +312,7 @@ class AuditTripwire:
             argv = args[0] if args else None
             exe = argv[0] if type(argv) in (list, tuple) and argv else b""
             exe = os.path.basename(os.fsdecode(exe)) if isinstance(exe, (str, bytes)) else ""
-            if exe in _TOOLCHAIN and self._first_non_stdlib(2).startswith(self._triton):
+            if exe in _TOOLCHAIN and self._first_non_stdlib(2).startswith(self._triton) and argv_ok(exe, argv):
                 return fork_original(*args, **kwargs)
             tripwire.violation(f"_posixsubprocess.fork_exec {str(argv)[:120]}")
             raise PermissionError("kgym sandbox: starting a process is not allowed")
@@ -305,7 +324,8 @@ class AuditTripwire:
         session = {getattr(autograd, n): n for n in _PROFILER_SESSION if getattr(autograd, n, None) is not None}
         # keyed by builtin functions only: their hash and == are C code that compares identities
         builtin = type(len)
-        doors: dict[Any, Any] = {start_original: start_new_thread, fork_original: fork_exec}
+        doors: dict[Any, Any] = {start_original: start_new_thread, fork_original: fork_exec,
+                                 _imp.create_dynamic: self._extension_door(_imp.create_dynamic)}
         for switch, name in blinds.items():
             doors[switch] = self._profiler_door(name)
         for switch, name in session.items():
@@ -321,6 +341,35 @@ class AuditTripwire:
                 door = doors[v]
                 setattr(module, k, door)
                 self.escapes[f"{id(module)}.{k}"] = (module, k, door)
+
+    def _extension_door(self, original: Any) -> Any:
+        """`_imp.create_dynamic`, the loader of every C extension module (importlib's, Triton's
+        `_load_module_from_path`), raises no audit event in 3.11: a shared object the candidate wrote
+        and loaded through Triton's loader computed its ReLU in native code (policy off, reward 0.5,
+        2026-12-07). Once the candidate is loaded, no extension file created or changed since then
+        is loaded (its ctime, which no unprivileged process sets, against a marker written at
+        install). Extensions installed before, lazily imported by torch or the stdlib, still load."""
+        tripwire = self
+        marker = os.path.join(self.writable_dir, ".kgym-load-began")
+        with open(marker, "w") as f:
+            f.write("the candidate's load began; no native code written since runs in this process\n")
+        # Where Triton compiles and loads a launcher per kernel (before 3.9), a new module is its own
+        # launcher as often as not: the door then refuses nothing (docs/verify.md, open).
+        since = float("inf") if self.compiles_launchers else os.stat(marker).st_ctime
+        gate = _extension_gate(original, since, os.stat)
+        next(gate)
+
+        def create_dynamic(spec, *args, _kgym_gate=gate):
+            name, origin = spec.name, spec.origin  # read once: the gate decides on, and loads, these
+            answer = _kgym_gate.send((name, origin, args))
+            if type(answer) is tuple:
+                return answer[0]
+            if type(answer) is str:
+                tripwire.violation(answer)
+                raise PermissionError(f"kgym sandbox: {answer} is not allowed")
+            raise answer
+
+        return create_dynamic
 
     def _profiler_door(self, name: str) -> Any:
         """A door in place of a switch that blinds the profiler (`_PROFILER_BLINDS`): it refuses every
@@ -338,6 +387,37 @@ class AuditTripwire:
         if builtins.__import__ is not self.import_guard:
             return False
         return all(getattr(owner, name, None) is wrapped for owner, name, wrapped in self.escapes.values())
+
+
+def _extension_gate(original: Any, since: float, stat: Callable[[str], Any]) -> Any:
+    """The extension door's decision and its original, reachable only through this generator's frame
+    (see `_gate`). Sent (name, origin, args), it yields (module,) for a load it made, a refusal's text,
+    or the exception the load raised."""
+    answer: Any = None
+    while True:
+        name, origin, args = yield answer
+        try:
+            if type(name) is not str or type(origin) is not str:
+                answer = "loading an extension module by a name or path that is not a str"
+            elif stat(origin).st_ctime >= since:
+                answer = (f"loading native code written after the candidate's load began "
+                          f"({origin[-120:]!r}: an extension module)")
+            else:
+                spec = SimpleNamespace(name=name, origin=origin)
+                answer = (original(spec, *args),)
+        except BaseException as e:  # noqa: BLE001 - handed back to the caller as the load's own error
+            answer = e
+
+
+def _triton_compiles_launchers() -> bool:
+    """Does this Triton compile C per kernel launcher? Triton 3.9's NVIDIA backend builds one module
+    (its driver, at the first launch: the spare's warm-up) and launches every kernel through it;
+    older ones wrote and compiled a launcher per signature (`make_launcher`, `compile_module_from_src`)."""
+    try:
+        from triton.backends.nvidia import driver
+    except Exception:  # noqa: BLE001 - no NVIDIA backend to ask: keep the older rule
+        return True
+    return any(hasattr(driver, n) for n in ("compile_module_from_src", "make_launcher"))
 
 
 def _gate(on_stack: Callable[[int], bool], original: Any) -> Any:
@@ -392,7 +472,7 @@ def _sealed_hook(tripwire: AuditTripwire) -> Callable[[str, tuple], None]:
         realpath=paths["realpath"], fsdecode=paths["fsdecode"], isfile=paths["isfile"],
         basename=paths["basename"], PathLike=os.PathLike, startswith=str.startswith, endswith=str.endswith,
         str_eq=str.__eq__,
-        WATCHED=_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS)
+        WATCHED=_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS, C_AFTER_LOAD=bool(tripwire.compiles_launchers))
     for f in _SEALED_FUNCTIONS:
         ns[f.__name__] = types.FunctionType(f.__code__, ns, f.__name__, f.__defaults__, None)
     ns["FRAME_READERS"] = frozenset(ns[f.__name__].__code__ for f in _FRAME_READERS)
@@ -528,6 +608,34 @@ def _evaluator(up):
     return "?"
 
 
+def _toolchain_argv_ok(exe, argv):
+    """Are these the arguments Triton itself gives the tool `exe` (see _CC_FLAGS)? argv[0] is the tool."""
+    if not isinstance(argv, (list, tuple)) or not argv:
+        return False  # a shell string: Triton never runs one
+    words = []
+    for a in argv[1:]:
+        if not isinstance(a, (str, bytes, PathLike)):
+            return False
+        words.append(fsdecode(a))
+    for w in words:
+        if startswith(w, "@"):
+            return False
+    if exe in _CC_DRIVERS:
+        if not C_AFTER_LOAD:
+            return False
+        for w in words:
+            if not startswith(w, "-"):
+                continue  # a source or the output
+            if w in _CC_FLAGS:
+                continue
+            if len(w) > 2 and startswith(w, _CC_FLAG_PREFIXES):
+                continue
+            return False
+    if startswith(exe, "ldconfig"):
+        return tuple(words) == _LDCONFIG_ARGS
+    return True
+
+
 def _is_stdlib(name):
     return startswith(name, "<frozen") or (startswith(name, STDLIB) and not startswith(name, SITE))
 
@@ -565,7 +673,8 @@ def _denied(event, args):
         if isinstance(exe, (list, tuple)):
             exe = exe[0] if exe else ""
         exe = basename(fsdecode(exe)) if isinstance(exe, (str, bytes, PathLike)) else ""
-        if exe in _TOOLCHAIN and startswith(_first_non_stdlib(2), TRITON):
+        if exe in _TOOLCHAIN and startswith(_first_non_stdlib(2), TRITON) and _toolchain_argv_ok(
+                exe, args[1] if len(args) > 1 else None):
             return None
         return f"{event} {str(args)[:120]}"
     if event.startswith(_PATH_EVENTS):
@@ -671,7 +780,8 @@ def _candidates_or_tritons(filename):
 
 _FRAME_READERS = (_frame_file, _frame_runs, _candidate_on_stack, _first_non_stdlib, _evaluator)
 _SEALED_FUNCTIONS = (_hook, *_FRAME_READERS, _is_stdlib, _path_ok, _denied, _evaluation, _compilation,
-                     _candidates_or_tritons, _yields_frame)
-_SEALED_CONSTANTS = ("_DENY_PREFIXES", "_PATH_EVENTS", "_PROCESS_EVENTS", "_TOOLCHAIN", "_INTROSPECTION",
+                     _candidates_or_tritons, _yields_frame, _toolchain_argv_ok)
+_SEALED_CONSTANTS = ("_DENY_PREFIXES", "_PATH_EVENTS", "_PROCESS_EVENTS", "_TOOLCHAIN", "_CC_DRIVERS", "_CC_FLAGS",
+                     "_CC_FLAG_PREFIXES", "_LDCONFIG_ARGS", "_INTROSPECTION",
                      "_FRAME_ATTRIBUTES", "_FRAME_READING_STDLIB", "_OPEN_DENY_DIRS", "_HARMLESS_DEVICES",
                      "_INTERPRETER_FILE", "_STRING_FILENAMES", "_UNPICKLE_PACKAGES")
