@@ -172,8 +172,12 @@ from pathlib import Path
 # per kernel (3.9), no C compiler runs once the candidate is loaded (gcc's `-wrapper` ran a shell that computed the
 # ReLU, policy off, reward 0.5); and no extension module written after the load began is loaded (`_imp.create_dynamic`
 # behind a door: a shared object the candidate wrote, loaded through Triton's loader, computed it, reward 0.5).
-VERIFIER_VERSION = "kgym-verify-23"
-VERIFIER_SOURCE_FINGERPRINT = "d6fe6174d5cb9dba"
+# 24: the lent dir is written in place only (red team by class on candidate-caused farm failures, 2026-12-07):
+# Landlock's second layer grants it the write right alone (no create, truncate, remove), and the parent checks its
+# lent files are whole after every reply (`SharedArena.shrunk`): a candidate that truncated its input's file killed
+# the verifier with SIGBUS, a farm error (retried, then unscored) instead of its 0.
+VERIFIER_VERSION = "kgym-verify-24"
+VERIFIER_SOURCE_FINGERPRINT = "7bdb5614d2f78f00"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

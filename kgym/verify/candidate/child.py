@@ -389,8 +389,9 @@ class Child:
             f.write(msg["source"])
         self.hybrid = msg.get("hybrid", False)  # False, or the hybrid allowance (truthy)
         try:
-            if msg.get("lent_dir") and applies(self.device.type):  # confine.py's second layer: the lent dir
-                _confined["abi"] = confine([self.workdir, str(msg["lent_dir"])], _device_files())
+            if msg.get("lent_dir") and applies(self.device.type):  # confine.py's second layer: the lent dir,
+                # whose files the parent maps too: written in place only, never truncated, nothing created
+                _confined["abi"] = confine([self.workdir], _device_files(), lent=[str(msg["lent_dir"])])
             self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
             # before the guard and any candidate code: the parent's copies of the reference's state
             self.reference_values = [self._open(h) for h in msg.get("reference_values") or []]

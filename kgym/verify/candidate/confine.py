@@ -10,12 +10,15 @@ Likewise TCP sockets opened from C++ (`torch.distributed.TCPStore`) raise no `so
 `confine(writable, devices)` applies a Landlock ruleset to the calling thread and every thread or
 process it starts later: creating, writing, truncating, removing, renaming or linking files is
 allowed only beneath the `writable` directories (and writing to the `devices` files, /dev/null and
-the GPU's device nodes); no TCP bind or connect (ABI >= 4); no signal to, or abstract unix socket
+the GPU's device nodes, and to the existing files of the `lent` dirs, never truncating them or making
+new ones); no TCP bind or connect (ABI >= 4); no signal to, or abstract unix socket
 of, a process outside the domain (ABI >= 6). Reading is left alone. Restrictions only add up: the
 child applies one layer when it starts (its private dir and /dev/shm, where lent buffers live, on
 its only thread, so the threads started later inherit it) and a second one at `load`, once the
-lent buffers' own dir is known. Returns the Landlock ABI used, 0 where the kernel has none (the
-process then runs unconfined, as before this rule: the verdict says so in a note).
+lent buffers' own dir is known: there only the parent's existing files may be written (verifier 24:
+a candidate truncated a lent input after its forward and the parent died of SIGBUS comparing it).
+Returns the Landlock ABI used, 0 where the kernel has none (the process then runs unconfined, as
+before this rule: the verdict says so in a note).
 
 Only CPU candidates are confined for now (`CONFINE_CUDA`): the rule was written and tested on the CPU
 on 2026-12-03 with no device time left, and on CUDA the driver, Triton's ptxas and torch's CUDA IPC
@@ -87,9 +90,12 @@ def gpu_device_files() -> list[str]:
     return sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*"))
 
 
-def confine(writable: list[str], devices: list[str] = ()) -> int:
-    """Apply the ruleset to this thread and what it starts later (see the module docstring). Returns
-    the ABI used, 0 where Landlock is unavailable. Raises OSError if it is available and fails."""
+def confine(writable: list[str], devices: list[str] = (), lent: list[str] = ()) -> int:
+    """Apply the ruleset to this thread and what it starts later (see the module docstring). `lent`:
+    dirs whose existing files may be opened for writing (the parent's lent buffers, mapped shared) and
+    nothing else: no file created, truncated, grown by truncate, removed, renamed or linked beneath
+    them. Returns the ABI used, 0 where Landlock is unavailable. Raises OSError if it is available and
+    fails."""
     abi = abi_version()
     if abi <= 0:
         return 0
@@ -116,7 +122,11 @@ def confine(writable: list[str], devices: list[str] = ()) -> int:
     if fd < 0:
         raise OSError(ctypes.get_errno(), f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}")
     try:
-        rules = [(p, dir_rights) for p in writable] + [(p, file_rights) for p in devices]
+        # A lent dir's files take the write right alone, never truncate (ABI >= 3 handles it): the parent
+        # maps them too, and a file the candidate shrank, or a /dev/shm it filled, made the parent's next
+        # touch of the mapping a SIGBUS that killed the verifier (the farm's worker), not the candidate.
+        rules = ([(p, dir_rights) for p in writable] + [(p, file_rights) for p in devices]
+                 + [(p, _WRITE_FILE) for p in lent])
         for path, rights in rules:
             if not os.path.exists(path):
                 continue

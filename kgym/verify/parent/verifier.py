@@ -87,6 +87,7 @@ class Verifier:
         self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
         self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
+        self._arena: SharedArena | None = None  # the current candidate's lent buffers (`_lent_whole`)
 
     def _child_device(self) -> str:
         # The child inherits CUDA_VISIBLE_DEVICES (Ray sets it per actor), so the same index names
@@ -133,7 +134,7 @@ class Verifier:
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
-        arena = SharedArena(device)
+        arena = self._arena = SharedArena(device)
         try:
             try:
                 ready = proc.wait_ready(self.sandbox.start_timeout_s)
@@ -150,6 +151,7 @@ class Verifier:
         finally:
             proc.kill()
             arena.close()
+            self._arena = None
             self._model64 = None
             del model
             if device.type == "cuda":
@@ -279,6 +281,16 @@ class Verifier:
             raise
         if proc.reports:
             v.fail(*proc.reports[0])
+            return None
+        return self._lent_whole(reply, v)
+
+    def _lent_whole(self, reply: dict[str, Any], v: VerdictDraft) -> dict[str, Any] | None:
+        """The reply, once every buffer lent to the child is still whole (the parent reads and writes
+        them next: a page of a truncated file is a SIGBUS in the parent, the farm's worker); None, with
+        an isolation failure, if one was cut (`SharedArena.shrunk`)."""
+        shrunk = self._arena.shrunk() if self._arena is not None else None
+        if shrunk is not None:
+            v.fail("isolation", shrunk)
             return None
         return reply
 
@@ -715,7 +727,7 @@ class Verifier:
         if proc.reports:
             v.fail(*proc.reports[0])
             return None
-        return reply
+        return self._lent_whole(reply, v)
 
     def _time_attempts(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup, held) -> Timing | None:
         device = self.device
