@@ -175,9 +175,10 @@ from pathlib import Path
 # 24: the lent dir is written in place only (red team by class on candidate-caused farm failures, 2026-12-07):
 # Landlock's second layer grants it the write right alone (no create, truncate, remove), and the parent checks its
 # lent files are whole after every reply (`SharedArena.shrunk`): a candidate that truncated its input's file killed
-# the verifier with SIGBUS, a farm error (retried, then unscored) instead of its 0.
+# the verifier with SIGBUS, a farm error (retried, then unscored) instead of its 0. And every string of a reply is
+# valid Unicode (`wire.valid_text`): a lone surrogate in a crash's message made the verdict's row unwritable.
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "7bdb5614d2f78f00"
+VERIFIER_SOURCE_FINGERPRINT = "6b1de8cf25d1c962"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

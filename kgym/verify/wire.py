@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import socket
 import struct
 from typing import Any
@@ -63,8 +64,48 @@ def send_reply(sock: socket.socket, msg: dict[str, Any]) -> None:
     _send(sock, _dumps(msg, default=str).encode())
 
 
+# A UTF-16 surrogate on its own: JSON's `\udcff` escape decodes to one, and such a str cannot be encoded as
+# UTF-8 (a pair is decoded into the one character it stands for and never matches).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(msg: Any) -> Any:
+    """`msg` (decoded JSON) with every lone surrogate in its strings, keys included, replaced by U+FFFD.
+
+    Why: a reply carries the candidate's own text (its exception's message in a crash's reason), and
+    `raise RuntimeError("\\udcff")` passes the static policy; the str that reached the Verdict could not
+    be encoded as UTF-8, so the records' Parquet writer (pyarrow) and the repair turn's tokenizer raised
+    on it, downstream of the verdict: a losing candidate broke the farm's record batch or the RL step
+    instead of taking its 0. Iterative: a reply nested as deep as `json.loads` allows walks no stack."""
+    todo: list[tuple[Any, Any]] = []  # (decoded container, its copy to fill)
+
+    def fix(x: Any) -> Any:
+        if type(x) is str:
+            return _LONE_SURROGATE.sub("\ufffd", x)
+        if type(x) is dict:
+            out: dict = {}
+            todo.append((x, out))
+            return out
+        if type(x) is list:
+            out_list: list = []
+            todo.append((x, out_list))
+            return out_list
+        return x
+
+    root = fix(msg)
+    while todo:
+        src, dst = todo.pop()
+        if type(src) is dict:
+            for k, v in src.items():
+                dst[fix(k)] = fix(v)
+        else:
+            dst.extend(fix(v) for v in src)
+    return root
+
+
 def recv_reply(sock: socket.socket) -> dict[str, Any]:
-    """In the parent: a JSON object or WireError, never anything else."""
+    """In the parent: a JSON object whose strings are valid Unicode (`valid_text`) or WireError,
+    never anything else."""
     raw = _recv(sock, MAX_REPLY_BYTES)
     try:
         msg = _loads(raw)
@@ -72,4 +113,4 @@ def recv_reply(sock: socket.socket) -> dict[str, Any]:
         raise WireError(f"malformed reply: {type(e).__name__}: {e}") from None
     if not isinstance(msg, dict):
         raise WireError("malformed reply: not an object")
-    return msg
+    return valid_text(msg)
