@@ -177,8 +177,10 @@ from pathlib import Path
 # lent files are whole after every reply (`SharedArena.shrunk`): a candidate that truncated its input's file killed
 # the verifier with SIGBUS, a farm error (retried, then unscored) instead of its 0. And every string of a reply is
 # valid Unicode (`wire.valid_text`): a lone surrogate in a crash's message made the verdict's row unwritable.
+# And a candidate's requests share one budget (`VerifyConfig.candidate_budget_s`, 900 s; past it: timeout): one slow
+# in every request outlasted the farm's call deadline, and its verdict became a farm error.
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "6b1de8cf25d1c962"
+VERIFIER_SOURCE_FINGERPRINT = "28ddd9f23002ed3d"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -96,6 +96,8 @@ class PoolConfig:
     max_in_flight: int = option(2, "calls queued on one worker: one running, the rest ready to start", ge=1, le=64)
     max_attempts: int = option(3, "calls per evaluation before the farm gives up on it (farm failures only)",
                                ge=1, le=20)
+    # Keep it above the verifier's `candidate_budget_s` (900 s by default) plus the parent's own work (references,
+    # baselines): a candidate may use its whole budget, and past this deadline its verdict would become a farm error.
     call_timeout_s: float = option(1800.0, "a call running longer means the worker is wedged: replaced", gt=0)
     probe_interval_s: float = option(30.0, "health probe of each worker at least this often", gt=0)
     probe_timeout_s: float = option(60.0, "a probe unanswered this long: the worker is replaced", gt=0)

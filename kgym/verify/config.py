@@ -35,6 +35,11 @@ class VerifyConfig:
     measure_compile: bool | None = option(None, "measure the torch.compile baseline; omit: on CUDA always, on CPU "
                                           "never (the interpreter's figure means nothing)")
     timeout_s: float = option(120.0, "seconds per request to the candidate's process (load, one forward)", gt=0)
+    # A candidate decides how long each of its requests takes (each just under timeout_s): without a bound
+    # on the sum, a verification outlasted the farm's call deadline (`PoolConfig.call_timeout_s`), its
+    # worker was replaced as wedged and its verdict became a farm error, retried, then unscored.
+    candidate_budget_s: float = option(900.0, "seconds the candidate's process may take in all (every request "
+                                       "summed: load, forwards, timed runs); past it: timeout", gt=0)
     memory_limit_gb: float | None = option(None, "the candidate process's memory limit; omit: 32 GB on CUDA, 8 GB "
                                            "on CPU", gt=0)
     static_policy: bool = option(True, "gate 1; switched off only to test the runtime tripwires alone")

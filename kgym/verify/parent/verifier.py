@@ -88,6 +88,8 @@ class Verifier:
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
         self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
         self._arena: SharedArena | None = None  # the current candidate's lent buffers (`_lent_whole`)
+        self._budget_left = 0.0  # seconds of the current candidate's `candidate_budget_s` not yet waited
+        self._budget_s = 0.0
 
     def _child_device(self) -> str:
         # The child inherits CUDA_VISIBLE_DEVICES (Ray sets it per actor), so the same index names
@@ -145,6 +147,7 @@ class Verifier:
                 v.notes.append(f"the candidate's process ran without filesystem confinement ({why}): native code "
                                f"could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
+            self._budget_left = self._budget_s = cfg.candidate_budget_s  # from here every wait is the candidate's
             self._gates(proc, arena, ref, model, source, init_inputs, construction, cfg, v, mem_gb)
         except ChildFailure as e:
             v.fail(e.kind, e.reason)
@@ -273,7 +276,8 @@ class Verifier:
              ) -> dict[str, Any] | None:
         """One request to the child. None when a tripwire fired (the verdict then says which)."""
         try:
-            reply = proc.request(msg, timeout)
+            with self._budgeted(timeout) as limit:
+                reply = proc.request(msg, limit)
         except ChildFailure:
             if proc.reports:  # a violation recorded before the hang or the death comes first
                 v.fail(*proc.reports[0])
@@ -283,6 +287,28 @@ class Verifier:
             v.fail(*proc.reports[0])
             return None
         return self._lent_whole(reply, v)
+
+    @contextlib.contextmanager
+    def _budgeted(self, timeout: float):
+        """A wait on the child, as long as `timeout` and what is left of the candidate's whole budget
+        (`VerifyConfig.candidate_budget_s`) allow; the time it took is charged to the budget. A wait the
+        budget cut short, or one with no budget left, is the candidate's timeout: the sum of its requests
+        is bounded, so no candidate can outlast the farm's call deadline and turn its verdict into a
+        farm error (a worker replaced as wedged). Only waits on the child count: the parent's own work
+        (reference forwards, comparisons, the start of a spare) is not the candidate's."""
+        limit = min(timeout, self._budget_left)
+        spent = f"the candidate's process used its whole budget of {self._budget_s:g} s (all its requests summed)"
+        if not limit > 0:
+            raise ChildFailure("timeout", spent)
+        t0 = time.perf_counter()
+        try:
+            yield limit
+        except ChildFailure as e:
+            if e.kind == "timeout" and limit < timeout:
+                raise ChildFailure("timeout", spent) from None
+            raise
+        finally:
+            self._budget_left -= time.perf_counter() - t0
 
     def _lent_whole(self, reply: dict[str, Any], v: VerdictDraft) -> dict[str, Any] | None:
         """The reply, once every buffer lent to the child is still whole (the parent reads and writes
@@ -718,7 +744,8 @@ class Verifier:
     def _receive(self, proc, nonces, timeout, v) -> dict[str, Any] | None:
         """One reply of the timing lockstep; None when a tripwire fired (the verdict says which)."""
         try:
-            reply = proc.receive(nonces, timeout)
+            with self._budgeted(timeout) as limit:
+                reply = proc.receive(nonces, limit)
         except ChildFailure:
             if proc.reports:
                 v.fail(*proc.reports[0])
