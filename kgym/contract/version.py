@@ -180,7 +180,7 @@ from pathlib import Path
 # And a candidate's requests share one budget (`VerifyConfig.candidate_budget_s`, 900 s; past it: timeout): one slow
 # in every request outlasted the farm's call deadline, and its verdict became a farm error.
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "28ddd9f23002ed3d"
+VERIFIER_SOURCE_FINGERPRINT = "1b882887df0974a1"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

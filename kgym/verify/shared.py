@@ -60,7 +60,7 @@ class SharedArena:
         self.dir = tempfile.mkdtemp(prefix="kgym-shm-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
         os.chmod(self.dir, 0o700)
         self._alive: list[torch.Tensor] = []
-        self._files: dict[int, tuple[int, int]] = {}  # CPU: id(buffer) -> (the parent's own fd of its file, size)
+        self._files: dict[int, tuple[str, int, int, int]] = {}  # CPU: id(buffer) -> (path, st_dev, st_ino, size)
         self._pool: Any = None  # CUDA: the memory pool of every buffer lent to this candidate
 
     def empty(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, SharedHandle]:
@@ -86,7 +86,8 @@ class SharedArena:
             raw = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
             t = raw[: numel * dtype.itemsize].view(dtype).view(shape)
             handle = SharedHandle("cpu", name, tuple(shape), path=path, nbytes=nbytes)
-            self._files[id(t)] = (os.open(path, os.O_RDONLY | os.O_CLOEXEC), nbytes)
+            st = os.stat(path)
+            self._files[id(t)] = (path, st.st_dev, st.st_ino, nbytes)
         self._alive.append(t)
         return t, handle
 
@@ -100,29 +101,30 @@ class SharedArena:
         ids = {id(t) for t in tensors}
         self._alive = [t for t in self._alive if id(t) not in ids]
         for i in ids:
-            self._close_file(i)
-
-    def _close_file(self, key: int) -> None:
-        fd, _ = self._files.pop(key, (-1, 0))
-        if fd >= 0:
-            os.close(fd)
+            self._files.pop(i, None)
 
     def shrunk(self) -> str | None:
-        """CPU: why a lent buffer's file is no longer whole (the candidate truncated it), else None. A
-        mapped page past a file's end is a SIGBUS in whoever touches it: checked on the parent's own
-        descriptor (the inode it mapped, whatever is at the path now) after every reply and before the
-        parent reads or writes a lent buffer. Landlock refuses the truncation outright (confine.py);
-        this check is what is left where the kernel has none."""
-        for fd, nbytes in self._files.values():
-            size = os.fstat(fd).st_size
-            if size < nbytes:
-                return (f"a buffer the parent lent was cut to {size} of its {nbytes} bytes (its file truncated): "
-                        f"the candidate's process may write a lent buffer's contents, never its size")
+        """CPU: why a lent buffer's file is no longer whole (the candidate truncated, removed or replaced
+        it), else None. A mapped page past a file's end is a SIGBUS in whoever touches it: checked after
+        every reply, before the parent reads or writes a lent buffer. The file at each path must still be
+        the inode the parent mapped (a mapped inode is never freed, so its number is not reused) and at
+        least its size. Landlock refuses all three outright (confine.py); this check is what is left
+        where the kernel has none. No descriptor is held (a hybrid lends every parameter)."""
+        for path, dev, ino, nbytes in self._files.values():
+            try:
+                st = os.stat(path)
+            except OSError:
+                st = None
+            if st is None or (st.st_dev, st.st_ino) != (dev, ino):
+                return (f"a buffer the parent lent ({os.path.basename(path)}) was removed or replaced: the "
+                        f"candidate's process may write a lent buffer's contents, never its file")
+            if st.st_size < nbytes:
+                return (f"a buffer the parent lent was cut to {st.st_size} of its {nbytes} bytes (its file "
+                        f"truncated): the candidate's process may write a lent buffer's contents, never its size")
         return None
 
     def close(self) -> None:
-        for key in list(self._files):
-            self._close_file(key)
+        self._files.clear()
         self._alive.clear()
         self._pool = None  # its segments go back to the driver at the next empty_cache once unused
         shutil.rmtree(self.dir, ignore_errors=True)
