@@ -179,8 +179,9 @@ from pathlib import Path
 # valid Unicode (`wire.valid_text`): a lone surrogate in a crash's message made the verdict's row unwritable.
 # And a candidate's requests share one budget (`VerifyConfig.candidate_budget_s`, 900 s; past it: timeout): one slow
 # in every request outlasted the farm's call deadline, and its verdict became a farm error.
+# And the candidate's process sets oom_score_adj 1000 before any candidate code (the OOM killer's first choice).
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "1b882887df0974a1"
+VERIFIER_SOURCE_FINGERPRINT = "41c183cbe952745f"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

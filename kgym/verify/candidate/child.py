@@ -1169,6 +1169,7 @@ def after_fork(threads: int | None = None, zygote_dir: str | None = None) -> Non
     import site
     import tempfile
 
+    oom_first()  # before the confinement, which leaves /proc unwritable
     confine_process()  # first, while this process has one thread: every later one inherits it
     random.seed(os.urandom(32))
     np = sys.modules.get("numpy")
@@ -1251,6 +1252,24 @@ def _device_files() -> list[str]:
     return ["/dev/null", *gpu_device_files()]
 
 
+def oom_first() -> None:
+    """Make this process the kernel's first choice when the host runs out of memory (oom_score_adj
+    1000, before any candidate exists). The candidate may use its whole memory limit, and on a host
+    short of memory (several GPUs' candidates, a colocated RL job) the OOM killer picked by size: the
+    trusted parent (the farm's worker), a spare or the learner could go instead of the candidate, a
+    farm failure or a lost RL step where the candidate's own crash was due. Raising the value needs no
+    privilege; lowering it again does (and, confined, /proc is not writable). Best effort: a /proc
+    that refuses it leaves the process as it was."""
+    try:
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(fd, b"1000")
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 def confine_process() -> None:
     """The first layer of confine.py's rule, when the process starts (before any candidate exists):
     files may be written only beneath its private dir (the cwd) and /dev/shm (lent buffers). Not on CUDA
@@ -1269,6 +1288,7 @@ def start(sock: socket.socket) -> None:
 
 
 def main() -> None:
+    oom_first()
     confine_process()
     start(socket.socket(fileno=int(os.environ["KGYM_CHILD_FD"])))
 
