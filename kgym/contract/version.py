@@ -180,8 +180,9 @@ from pathlib import Path
 # And a candidate's requests share one budget (`VerifyConfig.candidate_budget_s`, 900 s; past it: timeout): one slow
 # in every request outlasted the farm's call deadline, and its verdict became a farm error.
 # And the candidate's process sets oom_score_adj 1000 before any candidate code (the OOM killer's first choice).
+# And RLIMIT_FSIZE 256 MiB in the candidate's process: `print` in forward wrote 27 GB of stdout in 68 s (policy on).
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "41c183cbe952745f"
+VERIFIER_SOURCE_FINGERPRINT = "59af72b1e4c5bcbb"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -1170,6 +1170,7 @@ def after_fork(threads: int | None = None, zygote_dir: str | None = None) -> Non
     import tempfile
 
     oom_first()  # before the confinement, which leaves /proc unwritable
+    cap_files()
     confine_process()  # first, while this process has one thread: every later one inherits it
     random.seed(os.urandom(32))
     np = sys.modules.get("numpy")
@@ -1270,6 +1271,22 @@ def oom_first() -> None:
         pass
 
 
+# The most any one file the candidate's process writes may hold (RLIMIT_FSIZE). Its stdout and stderr are files
+# in its private dir on the host's disk: `print` in forward (policy on) wrote 27 GB there in 68 s, and every
+# other verification on the host (its compiles, the parent's caches and records) shares that disk. Past the
+# limit a write raises SIGXFSZ (the process dies: a crash) or EFBIG. Honest processes write far less: Triton's
+# cache entries and CUDA's JIT cache entries are megabytes.
+FILE_SIZE_LIMIT = 1 << 28
+
+
+def cap_files() -> None:
+    """RLIMIT_FSIZE of this process to FILE_SIZE_LIMIT (soft and hard: the candidate cannot raise it), before any
+    candidate code exists. Lent buffers are the parent's files, mapped at their size: never grown here."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    cap = FILE_SIZE_LIMIT if hard == resource.RLIM_INFINITY else min(hard, FILE_SIZE_LIMIT)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+
+
 def confine_process() -> None:
     """The first layer of confine.py's rule, when the process starts (before any candidate exists):
     files may be written only beneath its private dir (the cwd) and /dev/shm (lent buffers). Not on CUDA
@@ -1289,6 +1306,7 @@ def start(sock: socket.socket) -> None:
 
 def main() -> None:
     oom_first()
+    cap_files()
     confine_process()
     start(socket.socket(fileno=int(os.environ["KGYM_CHILD_FD"])))
 
