@@ -181,8 +181,9 @@ from pathlib import Path
 # in every request outlasted the farm's call deadline, and its verdict became a farm error.
 # And the candidate's process sets oom_score_adj 1000 before any candidate code (the OOM killer's first choice).
 # And RLIMIT_FSIZE 256 MiB in the candidate's process: `print` in forward wrote 27 GB of stdout in 68 s (policy on).
+# And a reply is whole by its request's deadline (a frame trickled a byte at a time held the parent for ever).
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "59af72b1e4c5bcbb"
+VERIFIER_SOURCE_FINGERPRINT = "31accc715885b270"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

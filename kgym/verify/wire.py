@@ -11,6 +11,7 @@ import pickle
 import re
 import socket
 import struct
+import time
 from typing import Any
 
 MAX_REPLY_BYTES = 8 * 1024 * 1024
@@ -21,16 +22,34 @@ _HEADER = struct.Struct("!Q")
 _dumps, _loads = json.dumps, json.loads
 _pickle_dumps, _pickle_loads = pickle.dumps, pickle.loads
 _sendall, _recv_into_bytes = socket.socket.sendall, socket.socket.recv
+_settimeout = socket.socket.settimeout
+_monotonic = time.monotonic
 
 
 class WireError(Exception):
     """The other side closed the socket, or sent something malformed."""
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+class WireTimeout(WireError):
+    """A message was not whole by its deadline."""
+
+
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
+    """`n` bytes; with a `deadline` (time.monotonic) all of them by then, however they trickle in (a
+    timeout per chunk let a child sending a byte at a time hold the parent for hours)."""
     chunks, got = [], 0
     while got < n:
-        chunk = _recv_into_bytes(sock, min(n - got, 1 << 20))
+        if deadline is not None:
+            left = deadline - _monotonic()
+            if not left > 0:
+                raise WireTimeout(f"the message was not whole by its deadline ({got} of {n} bytes)")
+            _settimeout(sock, left)
+        try:
+            chunk = _recv_into_bytes(sock, min(n - got, 1 << 20))
+        except TimeoutError:
+            if deadline is None:
+                raise
+            raise WireTimeout(f"the message was not whole by its deadline ({got} of {n} bytes)") from None
         if not chunk:
             raise WireError("connection closed")
         chunks.append(chunk)
@@ -42,11 +61,11 @@ def _send(sock: socket.socket, payload: bytes) -> None:
     _sendall(sock, _HEADER.pack(len(payload)) + payload)
 
 
-def _recv(sock: socket.socket, limit: int | None) -> bytes:
-    (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
+def _recv(sock: socket.socket, limit: int | None, deadline: float | None = None) -> bytes:
+    (n,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size, deadline))
     if limit is not None and n > limit:
         raise WireError(f"message of {n} bytes exceeds the {limit}-byte limit")
-    return _recv_exact(sock, n)
+    return _recv_exact(sock, n, deadline)
 
 
 def send_command(sock: socket.socket, msg: dict[str, Any]) -> None:
@@ -103,10 +122,10 @@ def valid_text(msg: Any) -> Any:
     return root
 
 
-def recv_reply(sock: socket.socket) -> dict[str, Any]:
+def recv_reply(sock: socket.socket, deadline: float | None = None) -> dict[str, Any]:
     """In the parent: a JSON object whose strings are valid Unicode (`valid_text`) or WireError,
-    never anything else."""
-    raw = _recv(sock, MAX_REPLY_BYTES)
+    never anything else; with a `deadline` (time.monotonic), whole by then or WireTimeout."""
+    raw = _recv(sock, MAX_REPLY_BYTES, deadline)
     try:
         msg = _loads(raw)
     except (ValueError, RecursionError) as e:  # a nesting bomb raises RecursionError, not ValueError

@@ -32,7 +32,7 @@ from collections import deque
 from typing import Any
 
 from kgym.verify.candidate.zygote import CHILD_FD, REPORT_FD, ZygoteClient, ZygoteError, file_tail, proc_stat
-from kgym.verify.wire import WireError, recv_reply, send_command
+from kgym.verify.wire import WireError, WireTimeout, recv_reply, send_command
 
 _KGYM_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 # Environment variables a child keeps (device selection, compilers, libraries); everything else goes.
@@ -330,6 +330,9 @@ class CandidateProcess:
         self._signal_group(signal.SIGCONT)
 
     def _recv(self, timeout: float) -> dict[str, Any]:
+        """The next message, whole within `timeout` (its first byte and its last: a reply trickled in a
+        byte at a time is a timeout, not a wait of a per-read timeout for every byte)."""
+        deadline = time.monotonic() + timeout
         sel = selectors.DefaultSelector()
         sel.register(self.sock, selectors.EVENT_READ)
         try:
@@ -337,9 +340,11 @@ class CandidateProcess:
                 raise ChildFailure("timeout", f"no answer from the candidate's process within {timeout:.0f} s")
         finally:
             sel.close()
-        self.sock.settimeout(max(timeout, 1.0))
         try:
-            return recv_reply(self.sock)
+            return recv_reply(self.sock, max(deadline, time.monotonic() + 1.0))
+        except WireTimeout as e:
+            raise ChildFailure("timeout", f"the candidate's process did not finish its answer within {timeout:.0f} s "
+                               f"({e})") from None
         except (WireError, OSError) as e:
             raise ChildFailure("crash", self._death_note(str(e))) from None
 
