@@ -183,7 +183,7 @@ from pathlib import Path
 # And RLIMIT_FSIZE 256 MiB in the candidate's process: `print` in forward wrote 27 GB of stdout in 68 s (policy on).
 # And a reply is whole by its request's deadline (a frame trickled a byte at a time held the parent for ever).
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "31accc715885b270"
+VERIFIER_SOURCE_FINGERPRINT = "34e7ac8546d5739b"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -341,7 +341,9 @@ class CandidateProcess:
         finally:
             sel.close()
         try:
-            return recv_reply(self.sock, max(deadline, time.monotonic() + 1.0))
+            reply = recv_reply(self.sock, max(deadline, time.monotonic() + 1.0))
+            self.sock.settimeout(max(timeout, 1.0))  # the next send's, as before (not what the reads left)
+            return reply
         except WireTimeout as e:
             raise ChildFailure("timeout", f"the candidate's process did not finish its answer within {timeout:.0f} s "
                                f"({e})") from None
