@@ -182,8 +182,9 @@ from pathlib import Path
 # And the candidate's process sets oom_score_adj 1000 before any candidate code (the OOM killer's first choice).
 # And RLIMIT_FSIZE 256 MiB in the candidate's process: `print` in forward wrote 27 GB of stdout in 68 s (policy on).
 # And a reply is whole by its request's deadline (a frame trickled a byte at a time held the parent for ever).
+# And the tripwire channel is read within bounds (1 MiB a drain, 64 lines kept): a flood held the parent reading.
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "34e7ac8546d5739b"
+VERIFIER_SOURCE_FINGERPRINT = "5f976f7095735488"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

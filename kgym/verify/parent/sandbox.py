@@ -65,6 +65,11 @@ def _proc_state(pid: int) -> str | None:
 # read as isolation, so a forged line cannot relabel a failure as a softer or a different gate.
 TRIPWIRE_GATES = frozenset({"policy", "isolation", "compile"})
 
+# The tripwire channel as the parent reads it (`CandidateProcess.drain_reports`): at most this many bytes per
+# drain, and the first this many lines kept (the first decides the verdict).
+REPORT_DRAIN_BYTES = 1 << 20
+MAX_REPORTS = 64
+
 # The exit code of a forked process whose zygote died before reporting it (real codes are 0-255,
 # or a negative signal number).
 EXIT_UNKNOWN = 256
@@ -370,8 +375,16 @@ class CandidateProcess:
         return file_tail(self.stderr_path, n)
 
     def drain_reports(self) -> list[tuple[str, str]]:
-        """Read what the tripwires wrote; a channel closed while the process lives is tampering."""
-        while True:
+        """Read what the tripwires wrote; a channel closed while the process lives is tampering.
+
+        Bounded (`REPORT_DRAIN_BYTES` read per call, the first `MAX_REPORTS` lines kept): the channel is an
+        fd of the candidate's process, and a forward writing lines to it without end kept this loop
+        reading (it stopped only when a read found the pipe empty, which a writer on another core need
+        never allow) and the list growing by thousands of entries a millisecond, in the trusted parent: a
+        hung, then dead, worker instead of the candidate's verdict. Only the first report decides a
+        verdict; the rest stay unread in the pipe, which closes with the process."""
+        read = 0
+        while read < REPORT_DRAIN_BYTES:
             try:
                 chunk = os.read(self._report_fd, 65536)
             except BlockingIOError:
@@ -382,11 +395,13 @@ class CandidateProcess:
                 if self.proc.poll() is None and not self.reports:
                     self.reports.append(("isolation", "tampering: the tripwire channel was closed"))
                 break
-            self._report_buf += chunk
-            if len(self._report_buf) > 1 << 20:
-                self._report_buf = self._report_buf[-(1 << 20):]
+            read += len(chunk)
+            if len(self.reports) < MAX_REPORTS:
+                self._report_buf += chunk
+                if len(self._report_buf) > 1 << 20:
+                    self._report_buf = self._report_buf[-(1 << 20):]
         *lines, self._report_buf = self._report_buf.split(b"\n")
-        for line in lines:
+        for line in lines[:max(0, MAX_REPORTS - len(self.reports))]:
             gate, _, reason = line.decode(errors="replace").partition("\t")
             if gate not in TRIPWIRE_GATES:
                 gate = "isolation"
