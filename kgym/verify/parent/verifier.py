@@ -47,6 +47,7 @@ from kgym.verify.parent.baselines import (
     usable,
 )
 from kgym.verify.parent.reference import Reference, load_reference
+from kgym.verify.parent.rounding import float32_order_forward
 from kgym.verify.parent.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.parent.verdict_draft import VerdictDraft
 from kgym.verify.policy.policy import check_source
@@ -520,7 +521,11 @@ class Verifier:
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
             return cmp
         ref64 = ref64.to(torch.float64)
-        return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap) or cmp
+        try:  # torch's float32 rounding as a float32 evaluation order rounds (`rounding`, verifier 23)
+            ordered32 = float32_order_forward(copy.deepcopy(model), inputs)  # a copy: kept state stays
+        except Exception:  # noqa: BLE001 - the mode cannot run this forward: torch's own result alone
+            ordered32 = None
+        return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap, ordered32) or cmp
 
     def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
         held: list[torch.Tensor] = []  # shared buffers of the current attempt
