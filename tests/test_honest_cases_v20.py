@@ -10,8 +10,8 @@ the float64 re-check), in a child process under Triton's interpreter:
   output at slope ~1; torch's own float32 error there is 5e-3 (against float64), the re-check's ceiling
   (LOOSE_TOL, 1e-2) stopped it from following (about 1 draw in 10 at this size, on the CPU). The wide
   case now has its own tolerance (`cases.RANGE_TOL`, 0.1): it tells range, the others rounding.
-- (fixed in verifier 23, now a plain test) cumsum of rows of 4000 (KernelBench level 1 #89's shape) on the nominal draw: a float32 running sum's
-  error grows with the partial sums (~60 here), the absolute term stays at 1e-4 (cap 1), and torch's
+- (fixed in verifier 23, now a plain test) cumsum of rows of 4000 (KernelBench level 1 #89's shape) on the
+  nominal draw: a float32 running sum's error grows with the partial sums (~60 here), the absolute term stays at 1e-4 (cap 1), and torch's
   CPU cumsum accumulates in float64, so the re-check sees no error of torch's to widen by. Not new in
   verifier 20 (the nominal case).
 Found by the honest-side sweep of 2026-12-07 (helper wt-honest); the sweep's table is in its report.

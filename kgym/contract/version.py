@@ -170,6 +170,9 @@ from pathlib import Path
 # 24: torch's own float32 error (the float64 re-check's measure) is taken on a float32 evaluation order as well
 # (`parent/rounding.py`, honest-side sweep 2026-12-07): the CPU's cumsum and logcumsumexp accumulate in float64,
 # so an honest float32 running cumsum of 4000 was refused on a nominal draw with nothing to widen by.
+# 24 also: an output of fewer than 64 values has torch's rounding measured on up to 16 draws (inputs one ulp away,
+# `cases.rounding_draws`, `cases.ulp_jitter`): torch's error on one value is one random draw, and 4x it refused an
+# honest KL divergence (a scalar) on the shifted case about one draw in six.
 VERIFIER_VERSION = "kgym-verify-24"
 VERIFIER_SOURCE_FINGERPRINT = "0000000000000000"
 
