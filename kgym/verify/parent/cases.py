@@ -547,10 +547,16 @@ def rounding_draws(n_out: int) -> int:
 def ulp_jitter(x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """`x` with every nonzero value moved to one of its two float neighbours, each on a fair coin from
     `generator` (zeros stay: masks and structure keep; no value changes sign): the same inputs as far as
-    float32 can tell, and another draw of every rounding an evaluation of them makes."""
-    up = torch.rand(x.shape, generator=generator, device=x.device) < 0.5
-    away = torch.nextafter(x, torch.where(up, torch.inf, -torch.inf).to(x.dtype))
-    return torch.where(x == 0, x, away)
+    float32 can tell, and another draw of every rounding an evaluation of them makes. A chunk of CHUNK
+    values at a time into one copy (`sum64`'s why: one full-size tensor beside the input)."""
+    y = x.clone(memory_format=torch.contiguous_format)
+    flat = y.view(-1)
+    for i in range(0, flat.numel(), CHUNK):
+        part = flat[i:i + CHUNK]
+        up = torch.rand(part.shape, generator=generator, device=part.device) < 0.5
+        away = torch.nextafter(part, torch.where(up, torch.inf, -torch.inf).to(part.dtype))
+        torch.where(part == 0, part, away, out=part)
+    return y
 
 
 def compare_rounded(out: torch.Tensor, ref32: torch.Tensor, ref64: torch.Tensor, tolerance: float | None = None,
