@@ -10,10 +10,11 @@ the float64 re-check), in a child process under Triton's interpreter:
   output at slope ~1; torch's own float32 error there is 5e-3 (against float64), the re-check's ceiling
   (LOOSE_TOL, 1e-2) stopped it from following (about 1 draw in 10 at this size, on the CPU). The wide
   case now has its own tolerance (`cases.RANGE_TOL`, 0.1): it tells range, the others rounding.
-- (fixed in verifier 23, now a plain test) cumsum of rows of 4000 (KernelBench level 1 #89's shape) on the
-  nominal draw: a float32 running sum's error grows with the partial sums (~60 here), the absolute term stays at 1e-4 (cap 1), and torch's
-  CPU cumsum accumulates in float64, so the re-check sees no error of torch's to widen by. Not new in
-  verifier 20 (the nominal case).
+- (fixed in verifier 24, now a plain test) cumsum of rows of 4000 (KernelBench level 1 #89's shape) on the
+  nominal draw: a float32 running sum's error grows with the partial sums (~60 here), the absolute term
+  stays at 1e-4 (cap 1), and torch's CPU cumsum accumulates in float64, so the re-check saw no error of
+  torch's to widen by (not new in verifier 20: the nominal case); verifier 24 measures torch's rounding on a
+  float32 running order too (`parent/rounding.py`).
 Found by the honest-side sweep of 2026-12-07 (helper wt-honest); the sweep's table is in its report.
 """
 
@@ -396,7 +397,7 @@ def test_linear_tanh_on_the_wide_case(tmp_path):
 
 
 def test_cumsum_of_4000_on_a_nominal_draw(tmp_path):
-    """Was a false rejection (strict xfail until verifier 23): torch's CPU cumsum accumulates in float64,
+    """Was a false rejection (strict xfail until verifier 24): torch's CPU cumsum accumulates in float64,
     so the re-check saw no float32 error of torch's to widen by; it now measures torch's rounding on a
     float32 running order (`rounding.Float32Accumulation`). Its attacks: tests/test_rounding_order.py."""
     assert _judged(tmp_path, CUMSUM_REF, CUMSUM, "nominal", 1001) == "passed"

@@ -1,4 +1,4 @@
-"""Torch's float32 rounding measured on a float32 evaluation order (verifier 23, `parent/rounding.py`).
+"""Torch's float32 rounding measured on a float32 evaluation order (verifier 24, `parent/rounding.py`).
 
 The honest side: a float32 running cumsum of rows of 4000 (KernelBench level 1 #89's row length) fails
 the strict comparison on the nominal draw of seed 1001 (its partial sums reach ~60 and cross zero, the

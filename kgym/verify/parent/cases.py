@@ -538,7 +538,7 @@ def rounding_draws(n_out: int) -> int:
     MAX_ROUNDING_DRAWS. Why: torch's error on one value is one draw of its rounding, as random as the
     candidate's; for an honest scalar KL divergence on the shifted case (12,000 terms near 0.27 summing to
     2e-4) it was under a quarter of the candidate's on 4 draws in 20, and 4x of it refused an honest answer
-    (verifier 23). The largest of many values' (or draws') errors is stable."""
+    (verifier 24). The largest of many values' (or draws') errors is stable."""
     if n_out >= ROUNDING_VALUES:
         return 1
     return min(MAX_ROUNDING_DRAWS, -(-ROUNDING_VALUES // max(n_out, 1)))
@@ -570,7 +570,7 @@ def compare_rounded(out: torch.Tensor, ref32: torch.Tensor, ref64: torch.Tensor,
     `ordered32`: the reference's float32 forward with every op rounding as float32 arithmetic does
     (`rounding.float32_order_forward`: the CPU's float64-accumulated scans in float32 running order),
     or None; `drawn`: the largest `torch_rounding` of torch's evaluations on inputs one ulp away
-    (`rounding_draws`, `ulp_jitter`; 0.0 if none); torch's error is the largest of them all (verifier 23)."""
+    (`rounding_draws`, `ulp_jitter`; 0.0 if none); torch's error is the largest of them all (verifier 24)."""
     strict = tolerance_for(ref32.dtype, tolerance)
     err = max(torch_rounding(ref32, ref64, cap), drawn)
     if ordered32 is not None and ordered32.shape == ref64.shape:

@@ -1,4 +1,4 @@
-"""The reference's float32 rounding as a float32 evaluation order rounds (verifier 23), in the parent.
+"""The reference's float32 rounding as a float32 evaluation order rounds (verifier 24), in the parent.
 
 `cases.compare_rounded` widens the strict tolerance of a float32 output to a multiple of torch's own
 float32 error on the case (its float32 result against its float64 one). That measure is blind where

@@ -521,12 +521,12 @@ class Verifier:
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
             return cmp
         ref64 = ref64.to(torch.float64)
-        try:  # torch's float32 rounding as a float32 evaluation order rounds (`rounding`, verifier 23)
+        try:  # torch's float32 rounding as a float32 evaluation order rounds (`rounding`, verifier 24)
             ordered32 = float32_order_forward(copy.deepcopy(model), inputs)  # a copy: kept state stays
         except Exception:  # noqa: BLE001 - the mode cannot run this forward: torch's own result alone
             ordered32 = None
         drawn = 0.0
-        try:  # an output of few values: torch's rounding on more draws (`cases.rounding_draws`, verifier 23)
+        try:  # an output of few values: torch's rounding on more draws (`cases.rounding_draws`, verifier 24)
             draws = cases_mod.rounding_draws(ref_out.numel())
             if draws > 1:
                 model32 = copy.deepcopy(model)  # a copy: kept state stays
