@@ -108,3 +108,16 @@ def test_wrong_cumsums_near_the_edge_still_fail(wrong):
         out.view(-1)[i] += 5 * C.ROUNDING_FACTOR * err
     cmp = _judge(out, model, inputs)
     assert not cmp.passed, wrong
+
+
+def test_the_float32_order_forward_runs_only_where_the_forward_has_a_reordered_op(monkeypatch):
+    from kgym.verify.parent import verifier as verifier_mod
+
+    calls = []
+    real = verifier_mod.float32_order_forward
+    monkeypatch.setattr(verifier_mod, "float32_order_forward", lambda m, xs: calls.append(1) or real(m, xs))
+    inputs = _draw()
+    for model, expected in ((torch.nn.Tanh(), 0), (Cumsum(), 1)):
+        ref = model(*inputs)
+        Verifier._judge(SimpleNamespace(_model64=None), ref + 1.0, ref, model, inputs, VerifyConfig(device="cpu"))
+        assert len(calls) == expected, model

@@ -174,7 +174,7 @@ from pathlib import Path
 # `cases.rounding_draws`, `cases.ulp_jitter`): torch's error on one value is one random draw, and 4x it refused an
 # honest KL divergence (a scalar) on the shifted case about one draw in six.
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "c35e8e529fd1c576"
+VERIFIER_SOURCE_FINGERPRINT = "1664076c31a616e7"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

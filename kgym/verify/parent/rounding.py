@@ -89,6 +89,20 @@ class Float32Accumulation(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+class WideOpsSeen(TorchDispatchMode):
+    """Runs every op as torch does and notes whether any of WIDE_ACCUMULATING ran (`used`): the float64
+    re-check's forward runs under it, so a forward with no such op costs no float32-order forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used = False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in WIDE_ACCUMULATING:
+            self.used = True
+        return func(*args, **(kwargs or {}))
+
+
 def float32_order_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tensor | None:
     """The reference's float32 forward with WIDE_ACCUMULATING ops in float32 running order, or None
     where the forward used none of them (torch's own result is then the float32 evaluation)."""

@@ -47,7 +47,7 @@ from kgym.verify.parent.baselines import (
     usable,
 )
 from kgym.verify.parent.reference import Reference, load_reference
-from kgym.verify.parent.rounding import float32_order_forward
+from kgym.verify.parent.rounding import WideOpsSeen, float32_order_forward
 from kgym.verify.parent.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.parent.verdict_draft import VerdictDraft
 from kgym.verify.policy.policy import check_source
@@ -515,14 +515,16 @@ class Verifier:
             if self._model64 is None or self._model64[0] is not model:
                 self._model64 = (model, copy.deepcopy(model).double())
             wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            ref64 = _reference_forward(self._model64[1], wide)
+            seen = WideOpsSeen()
+            with seen:
+                ref64 = _reference_forward(self._model64[1], wide)
         except Exception:  # noqa: BLE001 - an op without float64 support: the float32 verdict stands
             return cmp
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
             return cmp
         ref64 = ref64.to(torch.float64)
         try:  # torch's float32 rounding as a float32 evaluation order rounds (`rounding`, verifier 24)
-            ordered32 = float32_order_forward(copy.deepcopy(model), inputs)  # a copy: kept state stays
+            ordered32 = float32_order_forward(copy.deepcopy(model), inputs) if seen.used else None  # a copy
         except Exception:  # noqa: BLE001 - the mode cannot run this forward: torch's own result alone
             ordered32 = None
         drawn = 0.0
