@@ -172,8 +172,14 @@ from pathlib import Path
 # per kernel (3.9), no C compiler runs once the candidate is loaded (gcc's `-wrapper` ran a shell that computed the
 # ReLU, policy off, reward 0.5); and no extension module written after the load began is loaded (`_imp.create_dynamic`
 # behind a door: a shared object the candidate wrote, loaded through Triton's loader, computed it, reward 0.5).
-VERIFIER_VERSION = "kgym-verify-23"
-VERIFIER_SOURCE_FINGERPRINT = "d6fe6174d5cb9dba"
+# 24: torch's own float32 error (the float64 re-check's measure) is taken on a float32 evaluation order as well
+# (`parent/rounding.py`, honest-side sweep 2026-12-07): the CPU's cumsum and logcumsumexp accumulate in float64,
+# so an honest float32 running cumsum of 4000 was refused on a nominal draw with nothing to widen by.
+# 24 also: an output of fewer than 64 values has torch's rounding measured on up to 16 draws (inputs one ulp away,
+# `cases.rounding_draws`, `cases.ulp_jitter`): torch's error on one value is one random draw, and 4x it refused an
+# honest KL divergence (a scalar) on the shifted case about one draw in six.
+VERIFIER_VERSION = "kgym-verify-24"
+VERIFIER_SOURCE_FINGERPRINT = "f4df5d9e0ac0fafe"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

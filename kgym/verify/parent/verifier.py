@@ -47,6 +47,7 @@ from kgym.verify.parent.baselines import (
     usable,
 )
 from kgym.verify.parent.reference import Reference, load_reference
+from kgym.verify.parent.rounding import WideOpsSeen, float32_order_forward
 from kgym.verify.parent.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.parent.verdict_draft import VerdictDraft
 from kgym.verify.policy.policy import check_source
@@ -514,13 +515,34 @@ class Verifier:
             if self._model64 is None or self._model64[0] is not model:
                 self._model64 = (model, copy.deepcopy(model).double())
             wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            ref64 = _reference_forward(self._model64[1], wide)
+            seen = WideOpsSeen()
+            with seen:
+                ref64 = _reference_forward(self._model64[1], wide)
         except Exception:  # noqa: BLE001 - an op without float64 support: the float32 verdict stands
             return cmp
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
             return cmp
         ref64 = ref64.to(torch.float64)
-        return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap) or cmp
+        try:  # torch's float32 rounding as a float32 evaluation order rounds (`rounding`, verifier 24)
+            ordered32 = float32_order_forward(copy.deepcopy(model), inputs) if seen.used else None  # a copy
+        except Exception:  # noqa: BLE001 - the mode cannot run this forward: torch's own result alone
+            ordered32 = None
+        drawn = 0.0
+        try:  # an output of few values: torch's rounding on more draws (`cases.rounding_draws`, verifier 24)
+            draws = cases_mod.rounding_draws(ref_out.numel())
+            if draws > 1:
+                model32 = copy.deepcopy(model)  # a copy: kept state stays
+                generator = torch.Generator(device=ref_out.device).manual_seed(0)
+                for _ in range(draws - 1):
+                    near = [cases_mod.ulp_jitter(x, generator) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                            else x for x in inputs]
+                    near32 = _reference_forward(model32, near)
+                    near64 = _reference_forward(self._model64[1], [x.double() if isinstance(x, torch.Tensor)
+                                                                   and x.is_floating_point() else x for x in near])
+                    drawn = max(drawn, cases_mod.torch_rounding(near32, near64.to(torch.float64), cap))
+        except Exception:  # noqa: BLE001 - the draws cannot run: the measure of the case's own inputs stands
+            pass
+        return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap, ordered32, drawn) or cmp
 
     def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
         held: list[torch.Tensor] = []  # shared buffers of the current attempt
