@@ -178,8 +178,10 @@ from pathlib import Path
 # 24 also: an output of fewer than 64 values has torch's rounding measured on up to 16 draws (inputs one ulp away,
 # `cases.rounding_draws`, `cases.ulp_jitter`): torch's error on one value is one random draw, and 4x it refused an
 # honest KL divergence (a scalar) on the shifted case about one draw in six.
+# 24 also: a task whose reference is random (two forwards on the nominal draw differ beyond the strict tolerance:
+# dropout in training mode) is refused as a kgym error that says what to change (every honest answer scored 0).
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "f4df5d9e0ac0fafe"
+VERIFIER_SOURCE_FINGERPRINT = "b3cd165f57a7dfca"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -88,6 +88,7 @@ class Verifier:
         self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
         self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
+        self._deterministic: set[tuple[str, int]] = set()  # (reference, seed) whose forward gives one answer
 
     def _child_device(self) -> str:
         # The child inherits CUDA_VISIBLE_DEVICES (Ray sets it per actor), so the same index names
@@ -131,6 +132,7 @@ class Verifier:
         _, _, mem_gb = self._protocol(cfg)  # the timed runs are set at gate 5, from the inputs' size
         init_inputs, model, construction = self._build_model(ref, cfg)
         self._require_seeded(ref, cfg)
+        self._require_deterministic(ref, model, cfg)
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -207,6 +209,33 @@ class Verifier:
         if len(self._seeded) >= 4096:
             self._seeded.clear()
         self._seeded.add(key)
+
+    def _require_deterministic(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig) -> None:
+        """Refuse a task whose reference gives another answer each time on the same inputs (dropout or a
+        random op in training mode: KernelBench level 2's Matmul_Dropout_Softmax): no candidate can be
+        judged against it (its float64 re-check differs from its float32 run by ~0.7), so every honest
+        answer would score 0. Two forwards on the nominal draw, under different torch seeds, must agree
+        within the strict tolerance (not bitwise: a GPU reduction with atomics may differ in the last
+        bits). Checked once per (task, seed) and verifier, before any candidate process is used. A task's
+        fault: a kgym error, never a verdict."""
+        key = (ref.sha256, cfg.seed)
+        if key in self._deterministic:
+            return
+        inputs = self._case_inputs(ref, cfg, "nominal", salted=False)
+        outs = []
+        for seed in (1, 2):
+            torch.manual_seed(seed)
+            outs.append(_reference_forward(model, inputs))
+        same = cases_mod.compare(outs[1], outs[0], cases_mod.case_tolerance("nominal", cfg.tolerance))
+        del inputs, outs
+        if not same.passed:
+            raise RuntimeError("the task's reference is not deterministic: two forwards on the same inputs differ "
+                               f"beyond the strict tolerance ({same.note}); a random op in training mode (dropout?) "
+                               "leaves nothing to judge a candidate against: make the reference deterministic "
+                               "(put the model in eval mode, or leave the random op out)")
+        if len(self._deterministic) >= 4096:
+            self._deterministic.clear()
+        self._deterministic.add(key)
 
     def _case_plan(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig
                    ) -> tuple[list[tuple[str, Any]], list[str], dict[str, float]]:
