@@ -10,10 +10,11 @@ the float64 re-check), in a child process under Triton's interpreter:
   output at slope ~1; torch's own float32 error there is 5e-3 (against float64), the re-check's ceiling
   (LOOSE_TOL, 1e-2) stopped it from following (about 1 draw in 10 at this size, on the CPU). The wide
   case now has its own tolerance (`cases.RANGE_TOL`, 0.1): it tells range, the others rounding.
-- cumsum of rows of 4000 (KernelBench level 1 #89's shape) on the nominal draw: a float32 running sum's
-  error grows with the partial sums (~60 here), the absolute term stays at 1e-4 (cap 1), and torch's
-  CPU cumsum accumulates in float64, so the re-check sees no error of torch's to widen by. Not new in
-  verifier 20 (the nominal case).
+- (fixed in verifier 24, now a plain test) cumsum of rows of 4000 (KernelBench level 1 #89's shape) on the
+  nominal draw: a float32 running sum's error grows with the partial sums (~60 here), the absolute term
+  stays at 1e-4 (cap 1), and torch's CPU cumsum accumulates in float64, so the re-check saw no error of
+  torch's to widen by (not new in verifier 20: the nominal case); verifier 24 measures torch's rounding on a
+  float32 running order too (`parent/rounding.py`).
 Found by the honest-side sweep of 2026-12-07 (helper wt-honest); the sweep's table is in its report.
 """
 
@@ -347,6 +348,7 @@ def test_honest_kernel_passes_every_case(verifier, kind):
 JUDGE = r'''
 import copy, importlib.util, sys, torch
 from kgym.verify.parent import cases as C
+from kgym.verify.parent.rounding import float32_order_forward
 ref_path, cand_path, kind, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
 def load(path, name):
@@ -369,7 +371,8 @@ with torch.no_grad():
     cmp = C.compare(out, ref, tol, cap)
     if not cmp.passed:
         ref64 = copy.deepcopy(model).double()(*[x.double() if x.is_floating_point() else x for x in inputs])
-        cmp = C.compare_rounded(out, ref, ref64.double(), tol, cap) or cmp
+        ordered32 = float32_order_forward(copy.deepcopy(model), inputs)
+        cmp = C.compare_rounded(out, ref, ref64.double(), tol, cap, ordered32) or cmp
 print("passed" if cmp.passed else f"failed: {cmp.note}")
 '''
 
@@ -393,7 +396,8 @@ def test_linear_tanh_on_the_wide_case(tmp_path):
     assert _judged(tmp_path, TANH_REF, LINEAR_TANH, "wide", 1009) == "passed"
 
 
-@pytest.mark.xfail(strict=True, reason="false rejection: an honest float32 cumsum of 4000 on a nominal draw "
-                   "(torch's CPU cumsum accumulates in float64; absolute term 1e-4 at partial sums ~60)")
 def test_cumsum_of_4000_on_a_nominal_draw(tmp_path):
+    """Was a false rejection (strict xfail until verifier 24): torch's CPU cumsum accumulates in float64,
+    so the re-check saw no float32 error of torch's to widen by; it now measures torch's rounding on a
+    float32 running order (`rounding.Float32Accumulation`). Its attacks: tests/test_rounding_order.py."""
     assert _judged(tmp_path, CUMSUM_REF, CUMSUM, "nominal", 1001) == "passed"

@@ -172,7 +172,15 @@ from pathlib import Path
 # per kernel (3.9), no C compiler runs once the candidate is loaded (gcc's `-wrapper` ran a shell that computed the
 # ReLU, policy off, reward 0.5); and no extension module written after the load began is loaded (`_imp.create_dynamic`
 # behind a door: a shared object the candidate wrote, loaded through Triton's loader, computed it, reward 0.5).
-# 24: the lent dir is written in place only (red team by class on candidate-caused farm failures, 2026-12-07):
+# 24: torch's own float32 error (the float64 re-check's measure) is taken on a float32 evaluation order as well
+# (`parent/rounding.py`, honest-side sweep 2026-12-07): the CPU's cumsum and logcumsumexp accumulate in float64,
+# so an honest float32 running cumsum of 4000 was refused on a nominal draw with nothing to widen by.
+# 24 also: an output of fewer than 64 values has torch's rounding measured on up to 16 draws (inputs one ulp away,
+# `cases.rounding_draws`, `cases.ulp_jitter`): torch's error on one value is one random draw, and 4x it refused an
+# honest KL divergence (a scalar) on the shifted case about one draw in six.
+# 24 also: a task whose reference is random (two forwards on the nominal draw differ beyond the strict tolerance:
+# dropout in training mode) is refused as a kgym error that says what to change (every honest answer scored 0).
+# 25: the lent dir is written in place only (red team by class on candidate-caused farm failures, 2026-12-07):
 # Landlock's second layer grants it the write right alone (no create, truncate, remove), and the parent checks its
 # lent files are whole after every reply (`SharedArena.shrunk`): a candidate that truncated its input's file killed
 # the verifier with SIGBUS, a farm error (retried, then unscored) instead of its 0. And every string of a reply is
@@ -183,8 +191,8 @@ from pathlib import Path
 # And RLIMIT_FSIZE 256 MiB in the candidate's process: `print` in forward wrote 27 GB of stdout in 68 s (policy on).
 # And a reply is whole by its request's deadline (a frame trickled a byte at a time held the parent for ever).
 # And the tripwire channel is read within bounds (1 MiB a drain, 64 lines kept): a flood held the parent reading.
-VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "5f976f7095735488"
+VERIFIER_VERSION = "kgym-verify-25"
+VERIFIER_SOURCE_FINGERPRINT = "b0bb6939a811a55b"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -36,7 +36,12 @@ def episode_request(task: Any, code: str, episode: Episode | None = None) -> Eva
     earning the nominal case's share (red team by class, 2026-12-07; tests/episodes/test_feedback_leak.py).
     With the salt, the same code meets the same inputs (a retry, a duplicate: one evaluation id, one
     verdict) and any other code fresh ones, so no verdict tells anything about the next one's inputs."""
-    return EvalRequest.for_task(task, code, episode=episode, case_salt=source_hash(code))
+    return EvalRequest.for_task(task, code, episode=episode, case_salt=episode_case_salt(code))
+
+
+def episode_case_salt(code: str) -> str:
+    """The hidden cases' salt of an episode's answer (`episode_request`): its source hash."""
+    return source_hash(code)
 
 
 @runtime_checkable

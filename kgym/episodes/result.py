@@ -89,6 +89,7 @@ class EpisodeResult:
         except the final evaluation's row, which carries the episode's reward (churn and group credit
         included). A config other than the one the episode was scored under is refused: the final
         row would carry a reward its `baseline` column does not describe."""
+        from kgym.episodes.evaluator import episode_case_salt
         from kgym.records.record import make_record  # records pulls in pyarrow: only when rows are made
 
         cfg = self.reward_config if reward_config is None else reward_config
@@ -97,5 +98,5 @@ class EpisodeResult:
                              f"score it again under that config first")
         return [make_record(task=self.task, candidate_source=e.candidate, verdict=e.verdict, reward_config=cfg,
                             reward=self.reward if e.evaluation_id == self.final_evaluation_id else None,
-                            episode=self.episode(e.turn))
+                            episode=self.episode(e.turn), case_salt=episode_case_salt(e.candidate))
                 for e in self.evaluations]

@@ -60,8 +60,9 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verd
                 reward_config: RewardConfig = RewardConfig(), reward: float | None = None,
                 worker: WorkerInfo | None = None, episode: Episode | None = None,
                 seed: int | None = None, started_at: dt.datetime | float | None = None,
-                finished_at: dt.datetime | float | None = None) -> dict[str, Any]:
-    """A row for the writer. `seed` is the verifier's public seed (default: the task's seed). The
+                finished_at: dt.datetime | float | None = None, case_salt: str = "") -> dict[str, Any]:
+    """A row for the writer. `seed` is the verifier's public seed (default: the task's seed);
+    `case_salt` the hidden cases' salt of the request (an RL episode's answer; part of its id). The
     reward is `kgym.reward.reward(verdict, reward_config)` unless `reward` gives it (an episode's
     reward, with churn and group credit); the row's `baseline` is the config's. Times are datetimes
     or POSIX seconds."""
@@ -78,7 +79,7 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verd
     clock = next((x.clock for x in (cand, eager, comp) if x is not None), None)
     shapes = task.get("shapes")
     return {
-        "evaluation_id": evaluation_id(task, candidate_source, seed, verdict.verifier_version),
+        "evaluation_id": evaluation_id(task, candidate_source, seed, verdict.verifier_version, case_salt),
         "started_at": _timestamp(started_at),
         "finished_at": _timestamp(finished_at),
         "task_id": str(task["task_id"]),
@@ -142,7 +143,8 @@ def record_of(result: EvalResult, reward_config: RewardConfig = RewardConfig()) 
     req = result.request
     return make_record(task=req.task, candidate_source=req.candidate, verdict=result.verdict,
                        reward_config=reward_config, worker=result.worker, episode=req.episode, seed=req.seed,
-                       started_at=result.started_at, finished_at=result.finished_at)
+                       started_at=result.started_at, finished_at=result.finished_at,
+                       case_salt=str(req.overrides.get("case_salt", "")))
 
 
 def _float(x: Any) -> float | None:

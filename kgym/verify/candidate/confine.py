@@ -15,7 +15,7 @@ new ones); no TCP bind or connect (ABI >= 4); no signal to, or abstract unix soc
 of, a process outside the domain (ABI >= 6). Reading is left alone. Restrictions only add up: the
 child applies one layer when it starts (its private dir and /dev/shm, where lent buffers live, on
 its only thread, so the threads started later inherit it) and a second one at `load`, once the
-lent buffers' own dir is known: there only the parent's existing files may be written (verifier 24:
+lent buffers' own dir is known: there only the parent's existing files may be written (verifier 25:
 a candidate truncated a lent input after its forward and the parent died of SIGBUS comparing it).
 Returns the Landlock ABI used, 0 where the kernel has none (the process then runs unconfined, as
 before this rule: the verdict says so in a note).

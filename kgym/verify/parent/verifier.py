@@ -47,6 +47,7 @@ from kgym.verify.parent.baselines import (
     usable,
 )
 from kgym.verify.parent.reference import Reference, load_reference
+from kgym.verify.parent.rounding import WideOpsSeen, float32_order_forward
 from kgym.verify.parent.sandbox import CandidateProcess, ChildFailure, Sandbox
 from kgym.verify.parent.verdict_draft import VerdictDraft
 from kgym.verify.policy.policy import check_source
@@ -87,6 +88,7 @@ class Verifier:
         self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
         self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
+        self._deterministic: set[tuple[str, int]] = set()  # (reference, seed) whose forward gives one answer
         self._arena: SharedArena | None = None  # the current candidate's lent buffers (`_lent_whole`)
         self._budget_left = 0.0  # seconds of the current candidate's `candidate_budget_s` not yet waited
         self._budget_s = 0.0
@@ -133,6 +135,7 @@ class Verifier:
         _, _, mem_gb = self._protocol(cfg)  # the timed runs are set at gate 5, from the inputs' size
         init_inputs, model, construction = self._build_model(ref, cfg)
         self._require_seeded(ref, cfg)
+        self._require_deterministic(ref, model, cfg)
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -211,6 +214,33 @@ class Verifier:
         if len(self._seeded) >= 4096:
             self._seeded.clear()
         self._seeded.add(key)
+
+    def _require_deterministic(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig) -> None:
+        """Refuse a task whose reference gives another answer each time on the same inputs (dropout or a
+        random op in training mode: KernelBench level 2's Matmul_Dropout_Softmax): no candidate can be
+        judged against it (its float64 re-check differs from its float32 run by ~0.7), so every honest
+        answer would score 0. Two forwards on the nominal draw, under different torch seeds, must agree
+        within the strict tolerance (not bitwise: a GPU reduction with atomics may differ in the last
+        bits). Checked once per (task, seed) and verifier, before any candidate process is used. A task's
+        fault: a kgym error, never a verdict."""
+        key = (ref.sha256, cfg.seed)
+        if key in self._deterministic:
+            return
+        inputs = self._case_inputs(ref, cfg, "nominal", salted=False)
+        outs = []
+        for seed in (1, 2):
+            torch.manual_seed(seed)
+            outs.append(_reference_forward(model, inputs))
+        same = cases_mod.compare(outs[1], outs[0], cases_mod.case_tolerance("nominal", cfg.tolerance))
+        del inputs, outs
+        if not same.passed:
+            raise RuntimeError("the task's reference is not deterministic: two forwards on the same inputs differ "
+                               f"beyond the strict tolerance ({same.note}); a random op in training mode (dropout?) "
+                               "leaves nothing to judge a candidate against: make the reference deterministic "
+                               "(put the model in eval mode, or leave the random op out)")
+        if len(self._deterministic) >= 4096:
+            self._deterministic.clear()
+        self._deterministic.add(key)
 
     def _case_plan(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig
                    ) -> tuple[list[tuple[str, Any]], list[str], dict[str, float]]:
@@ -552,13 +582,34 @@ class Verifier:
             if self._model64 is None or self._model64[0] is not model:
                 self._model64 = (model, copy.deepcopy(model).double())
             wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-            ref64 = _reference_forward(self._model64[1], wide)
+            seen = WideOpsSeen()
+            with seen:
+                ref64 = _reference_forward(self._model64[1], wide)
         except Exception:  # noqa: BLE001 - an op without float64 support: the float32 verdict stands
             return cmp
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
             return cmp
         ref64 = ref64.to(torch.float64)
-        return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap) or cmp
+        try:  # torch's float32 rounding as a float32 evaluation order rounds (`rounding`, verifier 24)
+            ordered32 = float32_order_forward(copy.deepcopy(model), inputs) if seen.used else None  # a copy
+        except Exception:  # noqa: BLE001 - the mode cannot run this forward: torch's own result alone
+            ordered32 = None
+        drawn = 0.0
+        try:  # an output of few values: torch's rounding on more draws (`cases.rounding_draws`, verifier 24)
+            draws = cases_mod.rounding_draws(ref_out.numel())
+            if draws > 1:
+                model32 = copy.deepcopy(model)  # a copy: kept state stays
+                generator = torch.Generator(device=ref_out.device).manual_seed(0)
+                for _ in range(draws - 1):
+                    near = [cases_mod.ulp_jitter(x, generator) if isinstance(x, torch.Tensor) and x.is_floating_point()
+                            else x for x in inputs]
+                    near32 = _reference_forward(model32, near)
+                    near64 = _reference_forward(self._model64[1], [x.double() if isinstance(x, torch.Tensor)
+                                                                   and x.is_floating_point() else x for x in near])
+                    drawn = max(drawn, cases_mod.torch_rounding(near32, near64.to(torch.float64), cap))
+        except Exception:  # noqa: BLE001 - the draws cannot run: the measure of the case's own inputs stands
+            pass
+        return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap, ordered32, drawn) or cmp
 
     def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
         held: list[torch.Tensor] = []  # shared buffers of the current attempt
