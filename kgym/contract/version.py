@@ -172,8 +172,12 @@ from pathlib import Path
 # per kernel (3.9), no C compiler runs once the candidate is loaded (gcc's `-wrapper` ran a shell that computed the
 # ReLU, policy off, reward 0.5); and no extension module written after the load began is loaded (`_imp.create_dynamic`
 # behind a door: a shared object the candidate wrote, loaded through Triton's loader, computed it, reward 0.5).
-VERIFIER_VERSION = "kgym-verify-23"
-VERIFIER_SOURCE_FINGERPRINT = "d6fe6174d5cb9dba"
+# 24: a reference forward that writes its inputs in place is the task's fault, a kgym error (red team by class on the
+# judge's comparison, 2026-12-07): the parent lends, checks and re-checks in float64 on the same inputs, and a
+# reference's `x.add_(1)` had the candidate blamed for the write and a wrong answer passed the float64 re-check
+# against the written inputs (tests/exploits/test_reference_writes_inputs.py).
+VERIFIER_VERSION = "kgym-verify-24"
+VERIFIER_SOURCE_FINGERPRINT = "3eacfa48cbc2ba78"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

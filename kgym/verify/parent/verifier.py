@@ -997,10 +997,36 @@ def _order(reference_first: bool) -> str:
 
 
 def _reference_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
+    """The reference's output on `inputs`, which it must leave as they were (`_versions`): the parent
+    lends them to the candidate, checks the candidate's copies against them and re-checks in float64
+    on them. Why: a reference that wrote its input in place (`x.add_(1)`) was judged against inputs it
+    had changed: a reference-first case lent the candidate x + 1, the candidate-first cases blamed the
+    candidate for the reference's write, and the float64 re-check of a failing output ran on the
+    written inputs, so a wrong answer (relu(x + 2) for relu(x + 1)) passed a case against them
+    (red team by class, 2026-12-07; tests/exploits/test_reference_writes_inputs.py)."""
+    before = _versions(inputs)
     with torch.no_grad():
         out = model(*inputs)
+    written = [k for k, (a, b) in enumerate(zip(before, _versions(inputs))) if a != b]
+    if written:
+        raise RuntimeError(f"the task's reference forward writes its input(s) {written} in place: kgym lends a "
+                           "case's inputs to the candidate and judges both on them, so a reference must leave "
+                           "them as they were (write x = x + 1, not x.add_(1) or x += 1)")
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"the reference's forward returned {type(out).__name__}; kgym compares one tensor")
+    return out
+
+
+def _versions(inputs: list[Any]) -> list[int | None]:
+    """Each tensor input's version counter (torch bumps it on every in-place write to the tensor or a
+    view of it, on any device); None for other inputs and tensors without one (inference tensors).
+    Not seen: writes that bypass autograd's counter (through `.data` or numpy)."""
+    out: list[int | None] = []
+    for x in inputs:
+        try:
+            out.append(x._version if isinstance(x, torch.Tensor) else None)
+        except RuntimeError:  # an inference tensor keeps no version counter
+            out.append(None)
     return out
 
 
