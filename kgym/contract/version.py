@@ -176,8 +176,11 @@ from pathlib import Path
 # judge's comparison, 2026-12-07): the parent lends, checks and re-checks in float64 on the same inputs, and a
 # reference's `x.add_(1)` had the candidate blamed for the write and a wrong answer passed the float64 re-check
 # against the written inputs (tests/exploits/test_reference_writes_inputs.py).
+# 24 also: the spike case's spike goes into the inputs of the most elements alone, and its factor grows (x 2^4 steps, to
+# 2^24) where the reference's output moves by less than 16 of its bound with 2^12 (a hinge loss over 1e9 predictions
+# answered from a sample, its spike case told by its 32768 targets; tests/exploits/test_linear_loss_sample.py).
 VERIFIER_VERSION = "kgym-verify-24"
-VERIFIER_SOURCE_FINGERPRINT = "3eacfa48cbc2ba78"
+VERIFIER_SOURCE_FINGERPRINT = "a13ab62c01e3962a"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import secrets
 import statistics
 import time
@@ -225,12 +226,14 @@ class Verifier:
             return self._plans[key]
         seen: dict[tuple[str, int], tuple[bool, float | None, str | None]] = {}
         nominal_mean: list[float | None] = []
+        numels: dict[str, int] = {}
 
         def probe(name: str, transform: Any) -> tuple[bool, float | None, str | None]:
             """Is the reference's output on this case finite, its mean|ref|, its trivial kind."""
             if (name, id(transform)) not in seen:
                 inputs = self._case_inputs(ref, cfg, name, transform, salted=False)
                 out = _reference_forward(model, inputs)
+                numels[name] = out.numel()
                 mean = cases_mod.mean_abs(out)
                 cap = cases_mod.case_cap(mean, nominal_mean[0]) if nominal_mean else 1.0
                 tolerance = cases_mod.case_tolerance(name, cfg.tolerance)
@@ -248,6 +251,14 @@ class Verifier:
                     plan[k] = (name, lambda x: x)
                     notes.append(f"hidden case {name}: the reference's output overflows there (NaN or Inf where "
                                  f"its nominal output is finite), so it was replaced by a plain draw")
+            k = next((i for i, (_, transform) in enumerate(plan) if transform is cases_mod._spike), None)
+            if k is not None and numels["nominal"] <= cases_mod.SPIKE_PROBE_NUMEL:
+                factor = self._spike_factor(ref, model, cfg, nominal_mean[0])
+                if factor != cases_mod.SPIKE:
+                    plan[k] = ("spike", cases_mod.spike_by(factor))
+                    notes.append(f"hidden case spike: the reference's output barely moves with one value x 2^12 (a "
+                                 f"mean of many terms, each linear in its value), so its spike is x 2^"
+                                 f"{round(math.log2(factor))}")
         if nominal_kind is None:
             for k, (name, transform) in enumerate(plan[1:], 1):
                 why = probe(name, transform)[2]
@@ -266,6 +277,29 @@ class Verifier:
             self._plans.clear()
         self._plans[key] = (plan, notes, caps)
         return plan, notes, caps
+
+    def _spike_factor(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig,
+                      nominal_mean: float | None) -> float:
+        """The spike case's factor for this task (`cases.spike_by`): SPIKE, raised by SPIKE_STEP up to SPIKE_MAX
+        while the reference's output on the spike's draw moves by less than SPIKE_FELT of the case's bound
+        (`cases.spike_felt`, against the same draw without the spike) and stays finite. Why: a spike must
+        move what a kernel that did not read it answers (`cases.spike_by`); a mean of ~1e9 terms each
+        linear in its value moved by ~2^12 / 1e9 of a term, inside 1e-4. Reference forwards only, on the
+        probes' unsalted draws; decided with the plan, for outputs of at most SPIKE_PROBE_NUMEL values."""
+        tolerance = cases_mod.case_tolerance("spike", cfg.tolerance)
+        plain = _reference_forward(model, self._case_inputs(ref, cfg, "spike", lambda x: x, salted=False))
+        factor = chosen = cases_mod.SPIKE
+        while True:
+            spiked = _reference_forward(model, self._case_inputs(ref, cfg, "spike", cases_mod.spike_by(factor),
+                                                                 salted=False))
+            cap = cases_mod.case_cap(cases_mod.mean_abs(spiked), nominal_mean)
+            felt = cases_mod.spike_felt(spiked, plain, tolerance, cap)
+            if felt is None:  # not comparable (an overflow at a larger factor): the last factor that was
+                return chosen
+            chosen = factor
+            if felt >= cases_mod.SPIKE_FELT or factor >= cases_mod.SPIKE_MAX:
+                return chosen
+            factor *= cases_mod.SPIKE_STEP
 
     def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: VerdictDraft
              ) -> dict[str, Any] | None:
