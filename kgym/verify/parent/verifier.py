@@ -282,20 +282,24 @@ class Verifier:
                       nominal_mean: float | None) -> float:
         """The spike case's factor for this task (`cases.spike_by`): SPIKE, raised by SPIKE_STEP up to SPIKE_MAX
         while the reference's output on the spike's draw moves by less than SPIKE_FELT of the case's bound
-        (`cases.spike_felt`, against the same draw without the spike) and stays finite. Why: a spike must
-        move what a kernel that did not read it answers (`cases.spike_by`); a mean of ~1e9 terms each
-        linear in its value moved by ~2^12 / 1e9 of a term, inside 1e-4. Reference forwards only, on the
+        with a spike of either sign (`cases.spike_felt`, against the same draw without the spike; a ReLU
+        or a row max ignores a spike on a negative value, whatever its factor) and stays finite with both.
+        Why: a spike must move what a kernel that did not read it answers (`cases.spike_by`); a mean of
+        ~1e9 terms each linear in its value moved by ~2^12 / 1e9 of a term, inside 1e-4. Reference forwards only, on the
         probes' unsalted draws; decided with the plan, for outputs of at most SPIKE_PROBE_NUMEL values."""
         tolerance = cases_mod.case_tolerance("spike", cfg.tolerance)
         plain = _reference_forward(model, self._case_inputs(ref, cfg, "spike", lambda x: x, salted=False))
         factor = chosen = cases_mod.SPIKE
         while True:
-            spiked = _reference_forward(model, self._case_inputs(ref, cfg, "spike", cases_mod.spike_by(factor),
-                                                                 salted=False))
-            cap = cases_mod.case_cap(cases_mod.mean_abs(spiked), nominal_mean)
-            felt = cases_mod.spike_felt(spiked, plain, tolerance, cap)
-            if felt is None:  # not comparable (an overflow at a larger factor): the last factor that was
-                return chosen
+            felt = 0.0
+            for sign in (1.0, -1.0):  # both signs: a clamp or a max may ignore a spike of one sign on this draw
+                spiked = _reference_forward(model, self._case_inputs(
+                    ref, cfg, "spike", cases_mod.spike_by(sign * factor), salted=False))
+                cap = cases_mod.case_cap(cases_mod.mean_abs(spiked), nominal_mean)
+                f = cases_mod.spike_felt(spiked, plain, tolerance, cap)
+                if f is None:  # not comparable (an overflow at a larger factor): the last factor that was
+                    return chosen
+                felt = max(felt, f)
             chosen = factor
             if felt >= cases_mod.SPIKE_FELT or factor >= cases_mod.SPIKE_MAX:
                 return chosen
