@@ -191,8 +191,15 @@ from pathlib import Path
 # And RLIMIT_FSIZE 256 MiB in the candidate's process: `print` in forward wrote 27 GB of stdout in 68 s (policy on).
 # And a reply is whole by its request's deadline (a frame trickled a byte at a time held the parent for ever).
 # And the tripwire channel is read within bounds (1 MiB a drain, 64 lines kept): a flood held the parent reading.
+# 25 also: a reference forward that writes its inputs in place is the task's fault, a kgym error (red team by class:
+# judge's comparison, 2026-12-07): the parent lends, checks and re-checks in float64 on the same inputs, and a
+# reference's `x.add_(1)` had the candidate blamed for the write and a wrong answer passed the float64 re-check
+# against the written inputs (tests/exploits/test_reference_writes_inputs.py).
+# 25 also: the spike case's spike goes into the inputs of the most elements alone, and its factor grows (x 2^4 steps, to
+# 2^24) where the reference's output moves by less than 16 of its bound with 2^12 (a hinge loss over 1e9 predictions
+# answered from a sample, its spike case told by its 32768 targets; tests/exploits/test_linear_loss_sample.py).
 VERIFIER_VERSION = "kgym-verify-25"
-VERIFIER_SOURCE_FINGERPRINT = "b0bb6939a811a55b"
+VERIFIER_SOURCE_FINGERPRINT = "1d17401ff04092f7"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -91,11 +91,17 @@ def _wide(x: torch.Tensor) -> torch.Tensor:
 
 
 SPIKE = 2.0 ** 12  # the spike case's factor: a power of two, so the spike is exact
+SPIKE_MAX = 2.0 ** 24  # the largest factor `spike_by` is given (the verifier's `_case_plan`)
+SPIKE_STEP = 2.0 ** 4  # the factor grows by this much while the reference barely feels the spike
+SPIKE_FELT = 16.0  # how far the spike must move the reference's output, in units of the case's bound
+SPIKE_PROBE_NUMEL = 1 << 20  # outputs this small or smaller are probed (`spike_felt`); larger ones keep SPIKE
 
 
-def _spike(x: torch.Tensor) -> torch.Tensor:
-    """The draw with one value, at a position drawn from the case's seeded generator after `get_inputs`,
-    multiplied by SPIKE (zeros stay: a zero drawn there leaves the draw as it was).
+def spike_by(factor: float) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The spike case's transform (`_spike`: factor SPIKE): the draw with one value, at a position drawn
+    from the case's seeded generator after `get_inputs`, multiplied by `factor`, in each floating-point
+    input of the most elements (`make_inputs`; since verifier 24, every input before) (zeros stay: a zero
+    drawn there leaves the draw as it was).
     Why: every other case is an affine image of the draw's i.i.d. values, row by row, so any part of a
     row stands for all of it, and a kernel that read a sample of each row passed them all: a mean
     cross-entropy whose rows' logsumexps were estimated from their first quarter passed every case and
@@ -104,14 +110,42 @@ def _spike(x: torch.Tensor) -> torch.Tensor:
     (with several spikes a sample held one, and the kernel computed honestly there alone); x 2^12: one
     value moves a reduction of ~1e9 terms past 1e-4 (a mean of squares, MSE) and a row's logsumexp by
     thousands, and an honest float32 GEMM's rounding in the spike's row (2^-24 x 2^12 of a product)
-    stays inside the absolute term for a reduction of more than ~6 terms."""
-    if x.dim() == 0 or x.numel() == 0:
-        return x
-    y = x.clone(memory_format=torch.contiguous_format)
-    flat = y.view(-1)
-    k = int(torch.randint(flat.numel(), ()))
-    flat[k] = flat[k] * SPIKE
-    return y
+    stays inside the absolute term for a reduction of more than ~6 terms.
+    Verifier 24: where the reference barely feels a spike of 2^12 (`spike_felt` under SPIKE_FELT: a mean of
+    ~1e9 terms each linear in its value, a hinge or Huber loss, moves by ~2^12 / 1e9 of a term, far inside
+    1e-4), the verifier's `_case_plan` raises the factor by SPIKE_STEP up to SPIKE_MAX while the output
+    stays finite (`spike_by`): a kernel that read an eighth of KernelBench's hinge loss predictions
+    passed five kinds of nine with 4x margin, the spike's among the rest (red team by class on the
+    judge's comparison, 2026-12-07; tests/exploits/test_linear_loss_sample.py)."""
+    def spike(x: torch.Tensor) -> torch.Tensor:
+        if x.dim() == 0 or x.numel() == 0:
+            return x
+        y = x.clone(memory_format=torch.contiguous_format)
+        flat = y.view(-1)
+        k = int(torch.randint(flat.numel(), ()))
+        flat[k] = flat[k] * factor
+        return y
+    spike.factor = factor  # type: ignore[attr-defined]
+    spike.largest_only = True  # type: ignore[attr-defined]  # `make_inputs`: the largest inputs alone
+    return spike
+
+
+_spike = spike_by(SPIKE)
+
+
+def spike_felt(spiked: Any, plain: Any, tolerance: float | None = None, cap: float = 1.0) -> float | None:
+    """How far a spike moved the reference's output: max |spiked - plain| over the bound of `compare`
+    on `spiked` (tol |ref| + tol min(cap, mean|ref|)); None where it cannot tell (not floating, other
+    shapes, NaN or Inf on either side, more than SPIKE_PROBE_NUMEL values)."""
+    if not (isinstance(spiked, torch.Tensor) and isinstance(plain, torch.Tensor) and spiked.is_floating_point()
+            and spiked.shape == plain.shape and 0 < spiked.numel() <= SPIKE_PROBE_NUMEL):
+        return None
+    a, b = spiked.detach().double().reshape(-1), plain.detach().double().reshape(-1)
+    if not (bool(torch.isfinite(a).all()) and bool(torch.isfinite(b).all())):
+        return None
+    tol = tolerance_for(spiked.dtype, tolerance)
+    bound = tol * a.abs() + tol * min(cap, float(a.abs().mean()))
+    return float(((a - b).abs() / bound.clamp_min(1e-300)).max())
 
 
 CASES: tuple[tuple[str, Callable[[torch.Tensor], torch.Tensor]], ...] = (
@@ -155,6 +189,11 @@ def mixed_sign(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[t
     """A case's mixed-sign variant: its transform, then every value's sign flipped on a fair coin (drawn
     from the case's own seeded generator, after `get_inputs`). It replaces a case whose inputs leave the
     operation trivial (`trivial_kind`): ReLU on the abs or shifted inputs is the identity."""
+    if getattr(transform, "largest_only", False):  # the spike: its others (`make_inputs`) get the flips alone
+        largest, others = mixed_sign(_as_is(transform)), mixed_sign(getattr(transform, "others", lambda x: x))
+        largest.largest_only, largest.others = True, others  # type: ignore[attr-defined]
+        return largest
+
     def variant(x: torch.Tensor) -> torch.Tensor:
         y = transform(x)
         if y is x or not y.is_contiguous() or y.untyped_storage().data_ptr() == x.untyped_storage().data_ptr():
@@ -165,6 +204,11 @@ def mixed_sign(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[t
             torch.where(torch.rand(part.shape, device=part.device) < 0.5, part.neg(), part, out=part)
         return y
     return variant
+
+
+def _as_is(transform: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """`transform` without the attributes `make_inputs` reads (a plain function calling it)."""
+    return lambda x: transform(x)
 
 
 STRICT_TOL = 1e-4
@@ -203,12 +247,20 @@ def make_inputs(get_inputs: Callable[[], list[Any]], seed: int, transform: Calla
     seed_generators(seed)
     with torch.device(device):
         raw = list(get_inputs())
+    # A transform marked `largest_only` (the spike) applies to the floating-point inputs of the most
+    # elements alone, the others get its `others` (as they are): a spike in a small input (a hinge
+    # loss's 32768 targets beside 1e9 predictions) told a kernel that read that input whole which case
+    # it was in, and it computed honestly there alone (red team by class, 2026-12-07).
+    largest = max((x.numel() for x in raw if isinstance(x, torch.Tensor) and x.is_floating_point()), default=0)
     out = []
     for x in raw:
         if isinstance(x, torch.Tensor):
             x = x.to(device)
             if x.is_floating_point():
-                x = transform(x).contiguous()
+                f = transform
+                if getattr(transform, "largest_only", False) and x.numel() != largest:
+                    f = getattr(transform, "others", lambda t: t)
+                x = f(x).contiguous()
         out.append(x)
     return out
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import secrets
 import statistics
 import time
@@ -260,12 +261,14 @@ class Verifier:
             return self._plans[key]
         seen: dict[tuple[str, int], tuple[bool, float | None, str | None]] = {}
         nominal_mean: list[float | None] = []
+        numels: dict[str, int] = {}
 
         def probe(name: str, transform: Any) -> tuple[bool, float | None, str | None]:
             """Is the reference's output on this case finite, its mean|ref|, its trivial kind."""
             if (name, id(transform)) not in seen:
                 inputs = self._case_inputs(ref, cfg, name, transform, salted=False)
                 out = _reference_forward(model, inputs)
+                numels[name] = out.numel()
                 mean = cases_mod.mean_abs(out)
                 cap = cases_mod.case_cap(mean, nominal_mean[0]) if nominal_mean else 1.0
                 tolerance = cases_mod.case_tolerance(name, cfg.tolerance)
@@ -283,6 +286,14 @@ class Verifier:
                     plan[k] = (name, lambda x: x)
                     notes.append(f"hidden case {name}: the reference's output overflows there (NaN or Inf where "
                                  f"its nominal output is finite), so it was replaced by a plain draw")
+            k = next((i for i, (_, transform) in enumerate(plan) if transform is cases_mod._spike), None)
+            if k is not None and numels["nominal"] <= cases_mod.SPIKE_PROBE_NUMEL:
+                factor = self._spike_factor(ref, model, cfg, nominal_mean[0])
+                if factor != cases_mod.SPIKE:
+                    plan[k] = ("spike", cases_mod.spike_by(factor))
+                    notes.append(f"hidden case spike: the reference's output barely moves with one value x 2^12 (a "
+                                 f"mean of many terms, each linear in its value), so its spike is x 2^"
+                                 f"{round(math.log2(factor))}")
         if nominal_kind is None:
             for k, (name, transform) in enumerate(plan[1:], 1):
                 why = probe(name, transform)[2]
@@ -301,6 +312,33 @@ class Verifier:
             self._plans.clear()
         self._plans[key] = (plan, notes, caps)
         return plan, notes, caps
+
+    def _spike_factor(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig,
+                      nominal_mean: float | None) -> float:
+        """The spike case's factor for this task (`cases.spike_by`): SPIKE, raised by SPIKE_STEP up to SPIKE_MAX
+        while the reference's output on the spike's draw moves by less than SPIKE_FELT of the case's bound
+        with a spike of either sign (`cases.spike_felt`, against the same draw without the spike; a ReLU
+        or a row max ignores a spike on a negative value, whatever its factor) and stays finite with both.
+        Why: a spike must move what a kernel that did not read it answers (`cases.spike_by`); a mean of
+        ~1e9 terms each linear in its value moved by ~2^12 / 1e9 of a term, inside 1e-4. Reference forwards only, on the
+        probes' unsalted draws; decided with the plan, for outputs of at most SPIKE_PROBE_NUMEL values."""
+        tolerance = cases_mod.case_tolerance("spike", cfg.tolerance)
+        plain = _reference_forward(model, self._case_inputs(ref, cfg, "spike", lambda x: x, salted=False))
+        factor = chosen = cases_mod.SPIKE
+        while True:
+            felt = 0.0
+            for sign in (1.0, -1.0):  # both signs: a clamp or a max may ignore a spike of one sign on this draw
+                spiked = _reference_forward(model, self._case_inputs(
+                    ref, cfg, "spike", cases_mod.spike_by(sign * factor), salted=False))
+                cap = cases_mod.case_cap(cases_mod.mean_abs(spiked), nominal_mean)
+                f = cases_mod.spike_felt(spiked, plain, tolerance, cap)
+                if f is None:  # not comparable (an overflow at a larger factor): the last factor that was
+                    return chosen
+                felt = max(felt, f)
+            chosen = factor
+            if felt >= cases_mod.SPIKE_FELT or factor >= cases_mod.SPIKE_MAX:
+                return chosen
+            factor *= cases_mod.SPIKE_STEP
 
     def _ask(self, proc: CandidateProcess, msg: dict[str, Any], timeout: float, v: VerdictDraft
              ) -> dict[str, Any] | None:
@@ -1087,10 +1125,36 @@ def _order(reference_first: bool) -> str:
 
 
 def _reference_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tensor:
+    """The reference's output on `inputs`, which it must leave as they were (`_versions`): the parent
+    lends them to the candidate, checks the candidate's copies against them and re-checks in float64
+    on them. Why: a reference that wrote its input in place (`x.add_(1)`) was judged against inputs it
+    had changed: a reference-first case lent the candidate x + 1, the candidate-first cases blamed the
+    candidate for the reference's write, and the float64 re-check of a failing output ran on the
+    written inputs, so a wrong answer (relu(x + 2) for relu(x + 1)) passed a case against them
+    (red team by class, 2026-12-07; tests/exploits/test_reference_writes_inputs.py)."""
+    before = _versions(inputs)
     with torch.no_grad():
         out = model(*inputs)
+    written = [k for k, (a, b) in enumerate(zip(before, _versions(inputs))) if a != b]
+    if written:
+        raise RuntimeError(f"the task's reference forward writes its input(s) {written} in place: kgym lends a "
+                           "case's inputs to the candidate and judges both on them, so a reference must leave "
+                           "them as they were (write x = x + 1, not x.add_(1) or x += 1)")
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"the reference's forward returned {type(out).__name__}; kgym compares one tensor")
+    return out
+
+
+def _versions(inputs: list[Any]) -> list[int | None]:
+    """Each tensor input's version counter (torch bumps it on every in-place write to the tensor or a
+    view of it, on any device); None for other inputs and tensors without one (inference tensors).
+    Not seen: writes that bypass autograd's counter (through `.data` or numpy)."""
+    out: list[int | None] = []
+    for x in inputs:
+        try:
+            out.append(x._version if isinstance(x, torch.Tensor) else None)
+        except RuntimeError:  # an inference tensor keeps no version counter
+            out.append(None)
     return out
 
 
