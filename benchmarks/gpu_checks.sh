@@ -5,13 +5,15 @@
 #   2. the parent's ops per timed run alone (benchmarks/parent_run_costs.py), free and under 26 GiB held;
 #   3. the warm KernelBench L1 ReLU verdict with its stage split and the parent's op profile;
 #   4. the attack and honest suites on CUDA (KGYM_TEST_DEVICE=cuda);
-#   5. every task family's reference solution and known-wrong answer at full size.
+#   5. every task family's reference solution and known-wrong answer at full size;
+#   6. the honest sweep's answers at KernelBench's own sizes (benchmarks/honest_sweep; needs a KernelBench
+#      checkout: carry one and set KGYM_KERNELBENCH, ../shared does not travel to the device).
 # Usage (from the repository root, on a CUDA machine):  bash benchmarks/gpu_checks.sh OUT [STEP ...]
-# STEPs: gpu costs latency exploits solutions (default: all, in that order). Takes ~20 min on an H100.
+# STEPs: gpu costs latency exploits solutions sweep (default: all, in that order). ~20 min on an H100 before sweep.
 set -u
-out=${1:?usage: gpu_checks.sh OUT [gpu costs latency exploits solutions]}
+out=${1:?usage: gpu_checks.sh OUT [gpu costs latency exploits solutions sweep]}
 shift
-steps=${*:-gpu costs latency exploits solutions}
+steps=${*:-gpu costs latency exploits solutions sweep}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 mark() { echo "=== $(date +%T) $1" >> "$out/progress.txt"; }
@@ -30,7 +32,9 @@ for step in $steps; do
                 tests/test_runtime_honest.py > "$out/exploits.txt" 2>&1 ;;
     solutions) timeout 1200 python benchmarks/task_solutions.py --no-compile --json "$out/solutions.json" \
                  > "$out/solutions.txt" 2>&1 ;;
-    *) echo "unknown step $step (gpu costs latency exploits solutions)" >&2; exit 2 ;;
+    sweep) timeout 1800 python benchmarks/honest_sweep/run_sweep.py --device cuda --full-size --seeds 0 \
+             > "$out/sweep.jsonl" 2> "$out/sweep.txt" ;;
+    *) echo "unknown step $step (gpu costs latency exploits solutions sweep)" >&2; exit 2 ;;
   esac
   echo "    exit $?" >> "$out/progress.txt"
 done
