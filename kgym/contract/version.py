@@ -199,7 +199,7 @@ from pathlib import Path
 # 2^24) where the reference's output moves by less than 16 of its bound with 2^12 (a hinge loss over 1e9 predictions
 # answered from a sample, its spike case told by its 32768 targets; tests/exploits/test_linear_loss_sample.py).
 VERIFIER_VERSION = "kgym-verify-25"
-VERIFIER_SOURCE_FINGERPRINT = "1d17401ff04092f7"
+VERIFIER_SOURCE_FINGERPRINT = "330cb8e51bfa5853"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

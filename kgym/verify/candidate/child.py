@@ -164,20 +164,17 @@ def os_thread_count() -> int:
     raise RuntimeError("/proc/self/status has no Threads line")
 
 
-def _default_experimental_config() -> Any:
+def _experimental_config(all_threads: bool = True) -> Any:
+    """The profiler's experimental config: recording the ops of every thread, not only the profiling one,
+    where asked and this torch knows the option (>= 2.7); else torch's default."""
     from torch._C._profiler import _ExperimentalConfig
 
+    if all_threads:
+        try:
+            return _ExperimentalConfig(profile_all_threads=True)
+        except TypeError:
+            pass
     return _ExperimentalConfig()
-
-
-def _profiler_config() -> Any:
-    """Record the ops of every thread, not only the profiling one (torch >= 2.7 knows the option)."""
-    try:
-        from torch._C._profiler import _ExperimentalConfig
-
-        return _ExperimentalConfig(profile_all_threads=True)
-    except (ImportError, TypeError):
-        return None
 
 
 class _Session:
@@ -246,7 +243,7 @@ class Child:
         self.reference_values: list[torch.Tensor] = []
         self.state_tensors: dict[int, torch.Tensor] = {}
         self.values_checked: set[int] = set()
-        self.profiler_config = _profiler_config()
+        self.profiler_config = _experimental_config()
         # Does this torch record a range for each op handed to a Python dispatch mode? (warm_up: seen
         # before any candidate exists; until then the dispatch count passes a profile with none.)
         self.records_mode_range = False
@@ -287,7 +284,7 @@ class Child:
             with self._profiler():
                 warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
         except RuntimeError:  # this torch cannot record every thread: the profiling thread only
-            self.profiler_config = None
+            self.profiler_config = _experimental_config(all_threads=False)
             with self._profiler():
                 warmup_kernel.add_one_kernel[(1,)](x, 1000, BLOCK=1024)
         # Before any candidate: does this torch's profiler record the dispatch-mode range (and the span
@@ -323,8 +320,7 @@ class Child:
     def _profiler(self, device: bool = True) -> Any:
         """The profiler of a forward or a batch; `device=False`: host ops alone (the construction's count)."""
         activities = self._activities() if device else [_Activity.CPU]
-        config = self.profiler_config if self.profiler_config is not None else _default_experimental_config()
-        return _Session(activities, config, self.device)
+        return _Session(activities, self.profiler_config, self.device)
 
     def _limit_memory(self, limit_bytes: int) -> None:
         if limit_bytes <= 0:

@@ -296,18 +296,7 @@ class LaunchCounter:
 
 def tensor_storages(calls: Iterable[Any]) -> list[int]:
     """The storage start of every tensor argument in the launch records `calls` (`LaunchCounter.calls`)."""
-    found: list[int] = []
-
-    def walk(desc: Any) -> None:
-        if type(desc) is tuple and desc and desc[0] == "T":
-            found.append(desc[6])
-        elif type(desc) is tuple:
-            for d in desc:
-                walk(d)
-
-    for c in calls:
-        walk(c)
-    return found
+    return [p for c in calls for p in _ptrs(c)]
 
 
 def _plain_key(k: Any) -> str:

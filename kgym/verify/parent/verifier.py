@@ -88,8 +88,7 @@ class Verifier:
         self._plans: dict[tuple, tuple[list, list[str], dict[str, float]]] = {}  # hidden cases per task (_case_plan)
         self._model64: tuple[torch.nn.Module, torch.nn.Module] | None = None  # (model, its float64 copy): _judge
         self._allowances: dict[tuple[str, int], dict] = {}  # hybrid allowances by (reference, seed)
-        self._seeded: set[tuple[str, int]] = set()  # (reference, seed) whose get_inputs follows its seed
-        self._deterministic: set[tuple[str, int]] = set()  # (reference, seed) whose forward gives one answer
+        self._judgeable: set[tuple[str, int]] = set()  # (reference, seed) that passed `_require_judgeable`
         self._arena: SharedArena | None = None  # the current candidate's lent buffers (`_lent_whole`)
         self._budget_left = 0.0  # seconds of the current candidate's `candidate_budget_s` not yet waited
         self._budget_s = 0.0
@@ -135,8 +134,7 @@ class Verifier:
         device = self.device
         _, _, mem_gb = self._protocol(cfg)  # the timed runs are set at gate 5, from the inputs' size
         init_inputs, model, construction = self._build_model(ref, cfg)
-        self._require_seeded(ref, cfg)
-        self._require_deterministic(ref, model, cfg)
+        self._require_judgeable(ref, model, cfg)
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -195,16 +193,24 @@ class Verifier:
         return cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name, salt),
                                      transform, self.device)
 
+    def _require_judgeable(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig) -> None:
+        """Refuse a task no candidate can be judged on (`_require_seeded`, `_require_deterministic`):
+        checked once per (task, seed) and verifier, before any candidate process is used. A task's
+        fault: a kgym error, never a verdict."""
+        key = (ref.sha256, cfg.seed)
+        if key in self._judgeable:
+            return
+        self._require_seeded(ref, cfg)
+        self._require_deterministic(ref, model, cfg)
+        if len(self._judgeable) >= 4096:
+            self._judgeable.clear()
+        self._judgeable.add(key)
+
     def _require_seeded(self, ref: Reference, cfg: VerifyConfig) -> None:
         """Refuse a task whose get_inputs ignores its seed (a linspace, a fixed table): its hidden cases
         would be transforms of one tensor and its timed runs copies of the nominal case, all derivable
         from the first input a candidate sees (a cache of the first case answered x3, x0.01, negated and
-        every timed run). Two draws under secret seeds must differ in some tensor; checked once per
-        (task, seed) and verifier, before any candidate process is used. A task's fault: a kgym error,
-        never a verdict."""
-        key = (ref.sha256, cfg.seed)
-        if key in self._seeded:
-            return
+        every timed run). Two draws under secret seeds must differ in some tensor."""
         a, b = (cases_mod.make_inputs(ref.get_inputs, cases_mod.case_seed(self.secret, cfg.seed, name),
                                       lambda x: x, self.device) for name in ("nominal", "seed-check"))
         pairs = [(x, y) for x, y in zip(a, b) if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor)]
@@ -212,9 +218,6 @@ class Verifier:
             raise RuntimeError("the task's get_inputs() ignores its seed (two draws under different seeds gave the "
                                "same tensors): its hidden cases and timed runs would be derivable from its first "
                                "case; draw the inputs with torch's random functions")
-        if len(self._seeded) >= 4096:
-            self._seeded.clear()
-        self._seeded.add(key)
 
     def _require_deterministic(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig) -> None:
         """Refuse a task whose reference gives another answer each time on the same inputs (dropout or a
@@ -222,11 +225,7 @@ class Verifier:
         judged against it (its float64 re-check differs from its float32 run by ~0.7), so every honest
         answer would score 0. Two forwards on the nominal draw, under different torch seeds, must agree
         within the strict tolerance (not bitwise: a GPU reduction with atomics may differ in the last
-        bits). Checked once per (task, seed) and verifier, before any candidate process is used. A task's
-        fault: a kgym error, never a verdict."""
-        key = (ref.sha256, cfg.seed)
-        if key in self._deterministic:
-            return
+        bits)."""
         inputs = self._case_inputs(ref, cfg, "nominal", salted=False)
         outs = []
         for seed in (1, 2):
@@ -239,9 +238,6 @@ class Verifier:
                                f"beyond the strict tolerance ({same.note}); a random op in training mode (dropout?) "
                                "leaves nothing to judge a candidate against: make the reference deterministic "
                                "(put the model in eval mode, or leave the random op out)")
-        if len(self._deterministic) >= 4096:
-            self._deterministic.clear()
-        self._deterministic.add(key)
 
     def _case_plan(self, ref: Reference, model: torch.nn.Module, cfg: VerifyConfig
                    ) -> tuple[list[tuple[str, Any]], list[str], dict[str, float]]:
@@ -286,7 +282,7 @@ class Verifier:
                     plan[k] = (name, lambda x: x)
                     notes.append(f"hidden case {name}: the reference's output overflows there (NaN or Inf where "
                                  f"its nominal output is finite), so it was replaced by a plain draw")
-            k = next((i for i, (_, transform) in enumerate(plan) if transform is cases_mod._spike), None)
+            k = next((i for i, (_, transform) in enumerate(plan) if transform is cases_mod.spike_case), None)
             if k is not None and numels["nominal"] <= cases_mod.SPIKE_PROBE_NUMEL:
                 factor = self._spike_factor(ref, model, cfg, nominal_mean[0])
                 if factor != cases_mod.SPIKE:
@@ -619,10 +615,9 @@ class Verifier:
         try:
             if self._model64 is None or self._model64[0] is not model:
                 self._model64 = (model, copy.deepcopy(model).double())
-            wide = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
             seen = WideOpsSeen()
             with seen:
-                ref64 = _reference_forward(self._model64[1], wide)
+                ref64 = _reference_forward(self._model64[1], _floating(inputs, torch.Tensor.double))
         except Exception:  # noqa: BLE001 - an op without float64 support: the float32 verdict stands
             return cmp
         if ref64.shape != ref_out.shape or not ref64.is_floating_point():
@@ -632,21 +627,10 @@ class Verifier:
             ordered32 = float32_order_forward(copy.deepcopy(model), inputs) if seen.used else None  # a copy
         except Exception:  # noqa: BLE001 - the mode cannot run this forward: torch's own result alone
             ordered32 = None
-        drawn = 0.0
         try:  # an output of few values: torch's rounding on more draws (`cases.rounding_draws`, verifier 24)
-            draws = cases_mod.rounding_draws(ref_out.numel())
-            if draws > 1:
-                model32 = copy.deepcopy(model)  # a copy: kept state stays
-                generator = torch.Generator(device=ref_out.device).manual_seed(0)
-                for _ in range(draws - 1):
-                    near = [cases_mod.ulp_jitter(x, generator) if isinstance(x, torch.Tensor) and x.is_floating_point()
-                            else x for x in inputs]
-                    near32 = _reference_forward(model32, near)
-                    near64 = _reference_forward(self._model64[1], [x.double() if isinstance(x, torch.Tensor)
-                                                                   and x.is_floating_point() else x for x in near])
-                    drawn = max(drawn, cases_mod.torch_rounding(near32, near64.to(torch.float64), cap))
+            drawn = _drawn_rounding(model, self._model64[1], inputs, ref_out, cap)
         except Exception:  # noqa: BLE001 - the draws cannot run: the measure of the case's own inputs stands
-            pass
+            drawn = 0.0
         return cases_mod.compare_rounded(out, ref_out, ref64, tolerance, cap, ordered32, drawn) or cmp
 
     def _time_candidate(self, proc, arena, ref, model, nominal, cfg, v, runs, warmup) -> Timing | None:
@@ -1143,6 +1127,30 @@ def _reference_forward(model: torch.nn.Module, inputs: list[Any]) -> torch.Tenso
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"the reference's forward returned {type(out).__name__}; kgym compares one tensor")
     return out
+
+
+def _drawn_rounding(model: torch.nn.Module, model64: torch.nn.Module, inputs: list[Any], ref_out: torch.Tensor,
+                    cap: float) -> float:
+    """The largest `cases.torch_rounding` of torch's float32 forward (on a copy of `model`: kept state
+    stays) against the float64 one (`model64`), over `cases.rounding_draws` - 1 draws of `inputs` one ulp
+    away (`cases.ulp_jitter`); 0.0 for an output of ROUNDING_VALUES values or more."""
+    draws = cases_mod.rounding_draws(ref_out.numel())
+    if draws <= 1:
+        return 0.0
+    model32 = copy.deepcopy(model)
+    generator = torch.Generator(device=ref_out.device).manual_seed(0)
+    drawn = 0.0
+    for _ in range(draws - 1):
+        near = _floating(inputs, lambda x: cases_mod.ulp_jitter(x, generator))
+        near32 = _reference_forward(model32, near)
+        near64 = _reference_forward(model64, _floating(near, torch.Tensor.double))
+        drawn = max(drawn, cases_mod.torch_rounding(near32, near64.to(torch.float64), cap))
+    return drawn
+
+
+def _floating(inputs: list[Any], f: Any) -> list[Any]:
+    """`inputs` with `f` applied to each floating-point tensor (others as they are)."""
+    return [f(x) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
 
 
 def _versions(inputs: list[Any]) -> list[int | None]:
