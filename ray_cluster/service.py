@@ -16,7 +16,8 @@ decide.
   calls in flight go back to the front of the queue;
 - a reply whose verdict carries `error` (a failure of kgym, not of the kernel), or an exception out
   of the worker's method, is retried, up to `max_attempts` calls per evaluation; after that the
-  result has outcome "error" (`kgym.farm.ledger.give_up_result`);
+  result has outcome "error" (`kgym.farm.ledger.give_up_result`); a retry goes to another worker
+  than the ones that failed it while one is live, and a worker that failed a call is probed at once;
 - a kernel's verdict (timeout and crash included) is never retried;
 - a node that leaves (its raylet stopped, the GCS declares it dead) takes its workers with it: they
   are dropped, not replaced there, and their calls go back to the queue as a dead worker's do; a
@@ -294,7 +295,7 @@ class FarmService:
 
     def _requeue(self, slot: _Slot, why: str) -> None:
         for call in reversed(list(slot.inflight.values())):
-            call.errors.append(f"{slot.worker_id}: {why}")
+            self._ledger.failed(call, slot.worker_id, why)
             self._retry_or_give_up(call)
         slot.inflight.clear()
 
@@ -345,10 +346,10 @@ class FarmService:
 
     def _dispatch(self) -> None:
         """Give queued calls to workers with room (the ledger decides who gets which)."""
-        slots = self._slots
-        loads = [(slot.index, len(slot.inflight)) for slot in self._ordered()]
-        for index, call in self._ledger.assign(loads, time.monotonic()):
-            slot = slots[index]
+        slots = {slot.worker_id: slot for slot in self._ordered()}
+        loads = [(worker_id, len(slot.inflight)) for worker_id, slot in slots.items()]
+        for worker_id, call in self._ledger.assign(loads, time.monotonic()):
+            slot = slots[worker_id]
             if not slot.inflight:
                 slot.last_reply = call.submitted  # the worker's clock for this call starts now
             ref = slot.actor.verify.remote(call.request)
@@ -366,7 +367,7 @@ class FarmService:
             if slot.inflight.pop(ref, None) is None or not self._current(slot):
                 return  # the worker was replaced meanwhile, and this call requeued with its others
             slot.last_reply = time.monotonic()
-            call.errors.append(f"{slot.worker_id}: {type(e).__name__}: {str(e)[:500]}")
+            self._ledger.failed(call, slot.worker_id, f"{type(e).__name__}: {str(e)[:500]}")
             self._retry_or_give_up(call)
             self._probe(slot)
             self._dispatch()

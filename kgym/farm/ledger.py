@@ -16,6 +16,9 @@ Rules (the farm service, `ray_cluster/service.py`, wraps one ledger and makes th
   carries `error`) goes back to the front of the queue while it has made fewer than `max_attempts`
   calls; after that its result is `give_up_result` (outcome "error", never a verdict). A kernel's
   verdict (timeout and crash included) is never retried.
+- Elsewhere: a retry is not given to a worker that already failed it while any other worker is
+  live (it waits for one): a broken worker answers fast, so it would otherwise take its own retries
+  before its health probe comes back and spend every attempt.
 
 Counts go to the `PoolStats` it is given (submitted, retried, gave_up, duplicates, forgotten,
 completed). Futures are asyncio's: every method runs on the owner's one event loop. Does not talk to
@@ -44,6 +47,7 @@ class Call:
     attempt: int = 0  # calls made so far (1 after the first dispatch)
     submitted: float = 0.0  # monotonic time of the latest dispatch
     errors: list[str] = field(default_factory=list)
+    failed_on: set = field(default_factory=set)  # keys of the workers whose calls of it failed
 
 
 def give_up_result(request: EvalRequest, attempts: int, errors: list[str], latency_s: float) -> EvalResult:
@@ -101,12 +105,18 @@ class EvalLedger:
     # -- workers get calls ----------------------------------------------------------------------
     def assign(self, loads: Sequence[tuple[K, int]], now: float) -> list[tuple[K, Call]]:
         """Queued calls for the workers given as (key, calls in flight), least-loaded first (so work
-        spreads over every worker before any gets a second call), each filled up to `max_in_flight`.
-        The calls are stamped as dispatched (`attempt`, `submitted`) and counted."""
+        spreads over every worker before any gets a second call), each filled up to `max_in_flight`;
+        a call skips the workers that failed it while another live worker has not. The calls are
+        stamped as dispatched (`attempt`, `submitted`) and counted."""
         out: list[tuple[K, Call]] = []
+        live = {key for key, _ in loads}
         for key, load in sorted(loads, key=lambda kv: kv[1]):
+            skipped: list[Call] = []
             while self.queue and load < self.max_in_flight:
                 call = self.queue.popleft()
+                if key in call.failed_on and not live <= call.failed_on:
+                    skipped.append(call)
+                    continue
                 call.attempt += 1
                 call.submitted = now
                 load += 1
@@ -114,6 +124,7 @@ class EvalLedger:
                 if call.attempt > 1:
                     self.stats.retried += 1
                 out.append((key, call))
+            self.queue.extendleft(reversed(skipped))
         return out
 
     # -- calls come back ------------------------------------------------------------------------
@@ -121,7 +132,7 @@ class EvalLedger:
         """The result of a worker's reply, or None when the reply was the farm's failure and the call
         went back to the front of the queue."""
         if reply.farm_error is not None:
-            call.errors.append(f"{worker_id}: {reply.farm_error[-500:]}")
+            self.failed(call, worker_id, reply.farm_error[-500:])
             if call.attempt < self.max_attempts:
                 self.queue.appendleft(call)
                 return None
@@ -130,6 +141,12 @@ class EvalLedger:
                           attempts=call.attempt, verify_s=reply.verify_s, latency_s=now - call.submitted,
                           started_at=reply.started_at, finished_at=reply.finished_at,
                           farm_error=None if reply.farm_error is None else "; ".join(call.errors))
+
+    def failed(self, call: Call, worker: Hashable, why: str) -> None:
+        """Note that `worker` failed `call` (the farm's failure): its error, and that its retry goes
+        elsewhere while another worker is live."""
+        call.errors.append(f"{worker}: {why}")
+        call.failed_on.add(worker)
 
     def retry_or_give_up(self, call: Call, now: float) -> EvalResult | None:
         """A call the farm failed (its error already noted in `call.errors`): back to the front of the

@@ -88,6 +88,29 @@ def test_a_farm_failure_is_retried_first_then_given_up():
     asyncio.run(go())
 
 
+def test_a_retry_waits_for_another_worker_than_the_one_that_failed_it():
+    # A broken worker answers at once and is idle first; its own failed call must not go back to it
+    # while another worker is live (the retry waits), but other calls still may.
+    async def go():
+        book = _ledger(max_attempts=3)
+        failed, other = _request(1), _request(2)
+        book.wait(failed)
+        book.wait(other)
+        [(_, call)] = book.assign([("bad", 1), ("good", 2)], now=0.0)
+        assert book.answered(call, _reply(failed, farm_error=True), "bad", now=0.1) is None
+        got = book.assign([("bad", 0), ("good", 2)], now=0.2)  # good is full: the retry waits
+        assert [(w, c.request.candidate) for w, c in got] == [("bad", other.candidate)]
+        assert book.queue[0] is call
+        [(w, again)] = book.assign([("bad", 1), ("good", 1)], now=0.3)
+        assert (w, again) == ("good", call) and call.attempt == 2
+        # when every live worker has failed it, it may go to any of them
+        assert book.answered(call, _reply(failed, farm_error=True), "good", now=0.4) is None
+        [(w, _)] = book.assign([("bad", 1), ("good", 1)], now=0.5)
+        assert w in {"bad", "good"} and call.attempt == 3
+
+    asyncio.run(go())
+
+
 def test_a_kernels_verdict_is_never_retried():
     async def go():
         book = _ledger(max_attempts=3)
