@@ -256,6 +256,8 @@ def join_baselines(evaluations: pd.DataFrame, baselines: pd.DataFrame) -> pd.Dat
         idx = found["_row"].to_numpy()
         df.loc[idx, f"{kind}_ms"] = found["median_ms"].to_numpy()
         df.loc[idx, f"{kind}_spread_ms"] = found["spread_ms"].to_numpy()
+        if f"{kind}_stable" in df:
+            df.loc[idx, f"{kind}_stable"] = True  # only stable rows are joined
         df.loc[idx, f"speedup_{kind}"] = found["median_ms"].to_numpy() / df.loc[idx, "candidate_ms"].to_numpy()
         df.loc[idx, f"{kind}_from"] = "baselines"
     return df

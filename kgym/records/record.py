@@ -135,6 +135,8 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verd
         "group_id": episode.group_id if episode else None,
         "sample_index": episode.sample_index if episode else None,
         "turn": episode.turn if episode else None,
+        "eager_stable": eager.stable if eager else None,
+        "compile_stable": comp.stable if comp else None,
     }
 
 
@@ -174,12 +176,14 @@ def verdict_from_record(row: Mapping[str, Any]) -> Verdict:
     notes = [str(n) for n in (get("notes") if get("notes") is not None else [])]
     for kind in ("eager", "compile"):
         ms = get(f"{kind}_ms")
-        # A row keeps no baseline's stability: one the verifier found unusable says so in a note
-        # (`unstable_baseline_note`), and without it a rescore paid speed the verdict never did.
-        unstable = any(n.startswith(UNSTABLE_BASELINE.format(kind=kind)) for n in notes)
+        # The row's stability column (schema 2); a row of schema 1 kept it only in a note
+        # (`unstable_baseline_note`). Without either, a rescore paid speed the verdict never did.
+        stable = get(f"{kind}_stable")
+        if stable is None:
+            stable = not any(n.startswith(UNSTABLE_BASELINE.format(kind=kind)) for n in notes)
         timings[kind] = None if ms is None else Timing(median_ms=float(ms), spread_ms=float(get(f"{kind}_spread_ms")
                                                                                             or 0.0),
-                                                       runs=0, stable=not unstable, clock=clock)
+                                                       runs=0, stable=bool(stable), clock=clock)
     stages = get("stages_json")
     return Verdict(passed=bool(get("passed")), gate=None if get("gate") is None else Gate(get("gate")),
                    reason=get("reason") or "", cases=cases, timings=timings,

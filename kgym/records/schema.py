@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 (2026-12-07): eager_stable, compile_stable
 
 _TS = pa.timestamp("us", tz="UTC")
 
@@ -99,6 +99,9 @@ COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
     ("group_id", pa.string(), True, "group of answers to one prompt"),
     ("sample_index", pa.int32(), True, "index of the answer in its group"),
     ("turn", pa.int32(), True, "turn of a multi-turn repair episode (0 = first answer)"),
+    # baselines' stability (schema 2; null in older parts, where only a note said so)
+    ("eager_stable", pa.bool_(), True, "the eager baseline's variation was under the threshold (speed paid)"),
+    ("compile_stable", pa.bool_(), True, "the torch.compile baseline's variation was under the threshold"),
 )
 
 SCHEMA = pa.schema([pa.field(name, typ, nullable=nullable) for name, typ, nullable, _ in COLUMNS],

@@ -63,3 +63,12 @@ def test_a_row_whose_baseline_was_unstable_rescores_without_speed_credit(tmp_pat
     row = load(tmp_path / "r").iloc[0]
     assert rescore(row, live) == pytest.approx(row["reward"], abs=1e-12) == pytest.approx(reward(v, live))
     assert not verdict_from_record(row).timings["eager"].stable
+    # schema 2 keeps it as a column, which is what a rescore reads first; a schema-1 row (no column)
+    # falls back to the note
+    assert row["eager_stable"] is False or row["eager_stable"] == False  # noqa: E712 - numpy bool
+    no_note = dict(row, notes=[])
+    assert not verdict_from_record(no_note).timings["eager"].stable
+    assert rescore(no_note, live) == pytest.approx(live.correctness_weight)
+    old = dict(row, eager_stable=None)
+    assert not verdict_from_record(old).timings["eager"].stable
+    assert verdict_from_record(dict(old, notes=[])).timings["eager"].stable
