@@ -74,6 +74,8 @@ def parse_tool_call(raw: Any, default_id: str) -> tuple[ToolCall | None, str]:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError as e:
             return None, f"malformed arguments for {name}: not valid JSON ({e.msg} at position {e.pos})"
+        except RecursionError:  # the model's text must never raise out of the env (toolcalls.py says why)
+            return None, f"malformed arguments for {name}: not valid JSON (nested too deeply)"
     if not isinstance(args, dict):
         return None, f"malformed arguments for {name}: expected a JSON object"
     wanted = _PARAMS[name]
