@@ -11,6 +11,13 @@ Semantics (the names and parameters are `kgym.tasks.prompts.TOOLS`):
 - finalize(evaluation_id): ends the episode with that evaluation's reward minus the churn penalty for
   the submissions made (`kgym.reward`). With no submission at all the episode ends with reward 0; an
   unknown id while submissions exist is an error (the model can finalize a real one next).
+- An evaluation kgym failed on (`Verdict.error`: the farm gave up, the verifier raised) is no verdict
+  on the kernel: it is not a submission (neither the limit nor churn counts it; the model is told to
+  submit again, which retries it), finalize refuses it (an error: finalize another, or resubmit), and
+  an episode ended by a limit is scored on its last evaluation with a verdict (`last_scorable`).
+  Why: an episode ending on an error is dropped from training, so finalizing an errored evaluation
+  let a failing episode choose to be unscored and shed its negative reward (red team, 2026-12-07).
+  Only an episode whose every evaluation failed inside kgym ends on an error (and is dropped).
 Ids may be given in full or as a unique prefix of at least 8 characters. Errors are values
 (`ToolResult.error`), never exceptions. `call` and `submit_kernel` are coroutines: a submission
 awaits the evaluator (`Evaluator.evaluate`), so other episodes run while it is verified; its request
@@ -123,6 +130,13 @@ class RepairTools:
                 return next(e for e in reversed(self.evaluations) if e.evaluation_id in hits)
         return None
 
+    @property
+    def last_scorable(self) -> Evaluation | None:
+        """What an episode ended by a limit is scored on: the last evaluation with a verdict, else the last
+        evaluation (every one failed inside kgym: the episode ends on that error), else None."""
+        judged = [e for e in self.evaluations if e.verdict.error is None]
+        return judged[-1] if judged else (self.evaluations[-1] if self.evaluations else None)
+
     def _unknown(self, evaluation_id: str) -> str:
         known = ", ".join(dict.fromkeys(e.evaluation_id for e in self.evaluations)) or "none yet"
         return f"unknown evaluation id {evaluation_id[:64]!r}; this episode's evaluations: {known}"
@@ -156,6 +170,8 @@ class RepairTools:
         eid = request.evaluation_id
         ev = Evaluation(eid, turn, self.submissions, code, verdict, reward(verdict, self.reward_config))
         self.evaluations.append(ev)
+        if verdict.error is not None:  # kgym's failure, not a submission: given back (module docstring)
+            self.submissions -= 1
         left = self.max_submissions - self.submissions
         return ToolResult(f"evaluation_id: {eid}\nstatus: {status_text(verdict)}\n"
                           f"submissions left: {left} of {self.max_submissions}", evaluation=ev)
@@ -174,6 +190,9 @@ class RepairTools:
         ev = self.find(evaluation_id)
         if ev is None:
             return ToolResult("error: " + self._unknown(evaluation_id), error=True)
+        if ev.verdict.error is not None:
+            return ToolResult(f"error: evaluation {ev.evaluation_id} failed inside kgym and has no verdict to "
+                              f"score; submit the code again to retry it, or finalize another evaluation", error=True)
         self.done = True
         self.finalized = ev
         return ToolResult(f"finalized {ev.evaluation_id}: reward {self.episode_reward(ev):.4f}", done=True)
