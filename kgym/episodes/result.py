@@ -42,7 +42,7 @@ class EpisodeResult:
     mode: Mode
     end_reason: EndReason | None  # None while the episode runs
     turns: int  # assistant messages taken
-    submissions: int  # answers verified (repair: submit_kernel calls accepted, less those kgym failed on; single: 0 or 1)
+    submissions: int  # answers verified (repair: submit_kernel calls less those kgym failed on; single: 0 or 1)
     evaluations: list[Evaluation] = field(default_factory=list)
     final_evaluation_id: str | None = None  # the evaluation the reward is based on
     base_reward: float = 0.0  # reward(final verdict, submissions) with churn; 0 with no final evaluation

@@ -12,12 +12,13 @@ A scripted evaluator: no verifier."""
 from __future__ import annotations
 
 import pytest
-from episodes_helpers import call, passing_verdict, run, says
 
 from kgym.contract import CaseResult, EndReason, Gate, Verdict
 from kgym.episodes import EpisodeConfig, KernelEnv
 from kgym.episodes.flatten import flatten_episode
 from kgym.reward import reward
+
+from episodes_helpers import call, passing_verdict, run, says
 
 
 def failing_verdict() -> Verdict:
