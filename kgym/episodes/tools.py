@@ -18,6 +18,10 @@ Semantics (the names and parameters are `kgym.tasks.prompts.TOOLS`):
   Why: an episode ending on an error is dropped from training, so finalizing an errored evaluation
   let a failing episode choose to be unscored and shed its negative reward (red team, 2026-12-07).
   Only an episode whose every evaluation failed inside kgym ends on an error (and is dropped).
+- Every argument must be valid Unicode text (UTF-8-encodable): a JSON escape of a lone surrogate
+  (`"\\ud800"`) decodes to a str that cannot be hashed, verified or written, and it raised out of
+  submit_kernel, the env's step and the rollout's gather (red team, 2026-12-07). Such a call is an
+  error the model reads, runs nothing and is not a submission.
 Ids may be given in full or as a unique prefix of at least 8 characters. Errors are values
 (`ToolResult.error`), never exceptions. `call` and `submit_kernel` are coroutines: a submission
 awaits the evaluator (`Evaluator.evaluate`), so other episodes run while it is verified; its request
@@ -98,6 +102,17 @@ def parse_tool_call(raw: Any, default_id: str) -> tuple[ToolCall | None, str]:
     return ToolCall(call_id, name, {p: args[p] for p in wanted}), ""
 
 
+def valid_text(value: object) -> bool:
+    """A str that encodes as UTF-8 (no lone surrogates): what an argument must be to be hashed or written."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class RepairTools:
     """The state of one repair episode's tools: its evaluations, submissions and end."""
 
@@ -151,6 +166,10 @@ class RepairTools:
     async def call(self, call: ToolCall, turn: int) -> ToolResult:
         if self.done:
             return ToolResult("error: the episode is over (finalize was called)", error=True)
+        bad = [k for k, v in call.arguments.items() if not valid_text(v)]
+        if bad:
+            return ToolResult(f"error: {', '.join(bad)} of {call.name} is not valid Unicode text (an escaped lone "
+                              f"surrogate such as \\ud800?); nothing was run", error=True)
         if call.name == "submit_kernel":
             return await self.submit_kernel(call.arguments["code"], turn)
         if call.name == "inspect_evaluation":
