@@ -39,7 +39,7 @@ from kgym.contract import Episode
 from kgym.episodes.budget import TokenCounter, estimate_tokens, trim_to_budget
 from kgym.episodes.evaluator import Evaluator, episode_request
 from kgym.episodes.feedback import details_text, status_text
-from kgym.episodes.result import Evaluation
+from kgym.episodes.result import Evaluation, evaluation_named
 from kgym.reward import RewardConfig, reward
 from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS
 from kgym.tasks.task import Task
@@ -136,13 +136,12 @@ class RepairTools:
     # -- lookups -------------------------------------------------------------------------------
     def find(self, evaluation_id: str) -> Evaluation | None:
         key = evaluation_id.strip()
-        exact = [e for e in self.evaluations if e.evaluation_id == key]
-        if exact:
-            return exact[-1]
+        if any(e.evaluation_id == key for e in self.evaluations):
+            return evaluation_named(self.evaluations, key)
         if len(key) >= MIN_ID_PREFIX:
             hits = {e.evaluation_id for e in self.evaluations if e.evaluation_id.startswith(key)}
             if len(hits) == 1:
-                return next(e for e in reversed(self.evaluations) if e.evaluation_id in hits)
+                return evaluation_named(self.evaluations, hits.pop())
         return None
 
     @property

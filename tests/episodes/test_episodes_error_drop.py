@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from kgym.contract import CaseResult, EndReason, Gate, Verdict
-from kgym.episodes import EpisodeConfig, KernelEnv
+from kgym.episodes import EpisodeConfig, KernelEnv, score_group
 from kgym.episodes.flatten import flatten_episode
 from kgym.reward import reward
 
@@ -28,7 +28,7 @@ def failing_verdict() -> Verdict:
 
 class FlakyEvaluator:
     """`# broken` in the code: kgym always fails on it; `# flaky`: fails the first time only; `# wrong`:
-    a failing verdict; anything else passes."""
+    a failing verdict; `# loose`: one within 1e-2 only; anything else passes."""
 
     def __init__(self):
         self.seen: set[str] = set()
@@ -39,6 +39,9 @@ class FlakyEvaluator:
         self.seen.add(request.evaluation_id)
         if "# broken" in code or ("# flaky" in code and first):
             return Verdict(error="farm gave up after 3 attempt(s): worker died")
+        if "# loose" in code:  # wrong at 1e-4, right at 1e-2: loose credit when its whole group fails
+            return Verdict(gate=Gate.CORRECTNESS, reason="close",
+                           cases=[CaseResult(n, False, 1e-3, 1e-3, True) for n in ("nominal", "x3", "neg")])
         return failing_verdict() if "# wrong" in code else passing_verdict()
 
 
@@ -85,6 +88,14 @@ def test_honest_retry_after_a_kgym_error_earns_the_full_reward(relu):
     r = env.result()
     assert r.end_reason is EndReason.FINALIZED and r.error is None and r.submissions == 1
     assert r.reward == pytest.approx(reward(passing_verdict())) and r.reward > 0.5  # no churn for kgym's failure
+    # the episode rests on the retry, not on the error under the same id: solved, and no loose credit for a
+    # failing episode of its group (its pass was read back as the error before)
+    assert r.final.verdict.error is None and r.solved
+    other = start(relu)
+    loose = submitted_id(run(other.step(says(call("submit_kernel", code="x = 4  # loose")))))
+    run(other.step(says(call("finalize", evaluation_id=loose))))
+    g = score_group([r, other.result()])
+    assert not g.loose_applied and g.rewards == pytest.approx([r.reward, 0.0])
 
 
 def test_an_episode_with_only_errors_still_ends_on_the_error(relu):
