@@ -13,7 +13,8 @@ Semantics (the names and parameters are `kgym.tasks.prompts.TOOLS`):
   unknown id while submissions exist is an error (the model can finalize a real one next).
 - An evaluation kgym failed on (`Verdict.error`: the farm gave up, the verifier raised) is no verdict
   on the kernel: it is not a submission (neither the limit nor churn counts it; the model is told to
-  submit again, which retries it), finalize refuses it (an error: finalize another, or resubmit), and
+  submit again, which retries it; at most `max_submissions` are given back, so one episode asks for
+  at most twice that many verifications), finalize refuses it (an error: finalize another, or resubmit), and
   an episode ended by a limit is scored on its last evaluation with a verdict (`last_scorable`).
   Why: an episode ending on an error is dropped from training, so finalizing an errored evaluation
   let a failing episode choose to be unscored and shed its negative reward (red team, 2026-12-07).
@@ -131,6 +132,7 @@ class RepairTools:
         self.evaluations: list[Evaluation] = []
         self.submissions = 0
         self.finalized: Evaluation | None = None
+        self.given_back = 0  # errored submissions not counted (at most max_submissions: verifications stay bounded)
         self.done = False
 
     # -- lookups -------------------------------------------------------------------------------
@@ -188,8 +190,9 @@ class RepairTools:
         eid = request.evaluation_id
         ev = Evaluation(eid, turn, self.submissions, code, verdict, reward(verdict, self.reward_config))
         self.evaluations.append(ev)
-        if verdict.error is not None:  # kgym's failure, not a submission: given back (module docstring)
-            self.submissions -= 1
+        if verdict.error is not None and self.given_back < self.max_submissions:
+            self.submissions -= 1  # kgym's failure, not a submission: given back (module docstring)
+            self.given_back += 1
         left = self.max_submissions - self.submissions
         return ToolResult(f"evaluation_id: {eid}\nstatus: {status_text(verdict)}\n"
                           f"submissions left: {left} of {self.max_submissions}", evaluation=ev)

@@ -103,3 +103,14 @@ def test_an_episode_with_only_errors_still_ends_on_the_error(relu):
     run(env.step(says(call("submit_kernel", code="x = 2  # broken"))))
     r = env.result()
     assert r.end_reason is EndReason.TURN_LIMIT and r.error is not None and r.reward == 0.0
+
+
+def test_errored_submissions_given_back_are_bounded(relu):
+    """Giving errored submissions back must not make verifications unbounded: a message of many calls
+    kgym fails on is verified at most 2 * max_submissions times."""
+    env = KernelEnv(FlakyEvaluator(), EpisodeConfig(max_turns=3, max_submissions=2))
+    run(env.reset(relu, "repair", episode_id="ep", group_id="g"))
+    s = run(env.step(says(*[call("submit_kernel", f"c{i}", code=f"x = {i}  # broken") for i in range(10)])))
+    verified = [m for m in s.observation if m["content"].startswith("evaluation_id:")]
+    assert len(verified) == 4 and s.info["submissions"] == 2
+    assert all("submission limit reached" in m["content"] for m in s.observation[4:])
