@@ -17,6 +17,8 @@ and SFT curation apply the same rule without importing each other. The rules:
   writing code). Kind `truncated`, no code, reward 0, even when an earlier block closed: the final
   answer was cut, and scoring an earlier draft would reward running out of budget.
 - Raw code without fences is not accepted (kind `no_block`): the prompt asks for a fenced block.
+- A block that is not valid Unicode (a lone surrogate: it cannot be hashed, verified or written) is
+  kind `no_block`; a decoded model answer never holds one, a caller's string may.
 Does not look inside `<think>` sections specially (the study ran with thinking off), and does not
 check that the code is Python: the verifier's gates do that.
 """
@@ -83,5 +85,9 @@ def extract_code(text: str | None) -> Extraction:
     code = python_blocks[-1]
     if not code.strip():
         return Extraction(ExtractionKind.NO_BLOCK, None, n, "the last ```python code block is empty")
+    try:
+        code.encode("utf-8")
+    except UnicodeEncodeError:
+        return Extraction(ExtractionKind.NO_BLOCK, None, n, "the last ```python code block is not valid Unicode")
     why = "one ```python block" if n == 1 else f"the last of {n} ```python blocks"
     return Extraction(ExtractionKind.OK, code, n, why)

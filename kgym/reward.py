@@ -81,7 +81,10 @@ def baselines_stable(verdict: Verdict, baseline: str) -> bool:
 
 
 def speed_score(v: float | None, cfg: RewardConfig) -> float:
-    if v is None or v <= 0:
+    """The speed credit s of speedup `v`. A speedup that is not a finite positive number earns none: an
+    infinite one (a candidate time of ~0, or a baseline of inf) was clipped to full credit, NaN slipped
+    through `max`'s comparison only by argument order (red team, 2026-12-07)."""
+    if v is None or not math.isfinite(v) or v <= 0:
         return 0.0
     s = math.log(v / cfg.speed_floor) / math.log(cfg.speed_cap / cfg.speed_floor)
     return min(1.0, max(0.0, s))

@@ -114,3 +114,14 @@ def test_partial_credit_needs_the_nominal_case():
     assert loose_credit(v(set(), {"nominal"})) == pytest.approx(0.05 / 6)
     # cases named otherwise (older rows, tests): the first is the nominal one (the verifier's order)
     assert reward(verdict(passed_cases=3, gate="correctness")) == pytest.approx(0.5 * 3 / 5)
+
+
+def test_a_speedup_that_is_not_finite_earns_no_speed_credit():
+    """Red team 2026-12-07: an infinite speedup was clipped to full speed credit (paid where flagged
+    speedups are, `reward_flagged`); NaN earned none only by `max`'s argument order. The honest edge: a
+    finite 10x speedup, flagged and paid under `reward_flagged`, keeps its credit."""
+    cfg = RewardConfig(reward_flagged=True)
+    for bad in (math.inf, math.nan, -math.inf):
+        assert speed_score(bad, cfg) == 0.0
+        assert reward(verdict(se=bad, flagged=True), cfg) == pytest.approx(0.5)
+    assert reward(verdict(se=10.0, flagged=True), cfg) == pytest.approx(1.0)

@@ -61,7 +61,9 @@ class EndReason(StrEnum):
     truncated: the answer was cut off (by the generation limit) before its code block closed;
     finalized: finalize(id) in repair mode; no_submission: finalize before any submission;
     turn_limit: the turn limit ended a repair episode; context_limit: the next turn's prompt would
-    not fit the engine's context (max_model_len, less the room a turn needs to generate)."""
+    not fit the engine's context (max_model_len, less the room a turn needs to generate);
+    unrenderable: the chat template could not render the conversation after the model's own message
+    (Llama 3.1's refuses two tool calls in one message): a limit, scored, never a kgym error."""
 
     ANSWERED = "answered"
     NO_CODE = "no_code"
@@ -70,10 +72,11 @@ class EndReason(StrEnum):
     NO_SUBMISSION = "no_submission"
     TURN_LIMIT = "turn_limit"
     CONTEXT_LIMIT = "context_limit"
+    UNRENDERABLE = "unrenderable"
 
     def is_truncated(self) -> bool:
         """The episode was cut by a limit, not ended by the model (Gymnasium's `truncated`)."""
-        return self in (EndReason.TRUNCATED, EndReason.TURN_LIMIT, EndReason.CONTEXT_LIMIT)
+        return self in (EndReason.TRUNCATED, EndReason.TURN_LIMIT, EndReason.CONTEXT_LIMIT, EndReason.UNRENDERABLE)
 
     def is_terminated(self) -> bool:
         """The model ended the episode itself (Gymnasium's `terminated`)."""

@@ -15,7 +15,8 @@ function-calling form), so vLLM's and TRL's chat templates apply unchanged:
   Malformed and unknown tool calls get an error in their tool message. Every assistant message is
   a turn, whatever it holds.
 - Repair ends at finalize, or when the turn limit (`max_turns`, default 10) is reached: then the last
-  submission is scored as if finalized (`score_unfinished=True`, churn included) or 0.
+  submission is scored as if finalized (`score_unfinished=True`, churn included) or 0; the last one
+  with a verdict, when kgym failed on later ones (`RepairTools.last_scorable`).
 - `truncate(reason)` ends a running episode from outside by a limit only its driver sees (the
   engine's context: `EndReason.CONTEXT_LIMIT`), scored as the turn limit is.
 - `terminated`: the model ended the episode (answered, no code, finalized, no submission);
@@ -242,7 +243,7 @@ class KernelEnv:
     def _end_unfinished(self, r: EpisodeResult, end: EndReason, why: str, obs: list[dict[str, Any]],
                         info: dict[str, Any]) -> StepResult:
         tools = self._tools
-        last = tools.evaluations[-1] if tools is not None and tools.evaluations else None
+        last = tools.last_scorable if tools is not None else None
         if last is None or not self.config.score_unfinished:
             return self._finish(r, end, None, 0.0, why, obs, info)
         return self._finish(r, end, last, tools.episode_reward(last),

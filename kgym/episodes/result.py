@@ -32,6 +32,17 @@ class Evaluation:
     reward: float  # the verdict's own reward, before churn and group post-processing
 
 
+def evaluation_named(evaluations: list[Evaluation], evaluation_id: str | None) -> Evaluation | None:
+    """The evaluation an id names in an episode: one id can be submitted twice (the same code), and a
+    kgym failure is retried under the same id, so the last one with a verdict, else the last one.
+    Why: `final` took the first, so an episode that finalized the retry of an errored submission was
+    read back as resting on the error (not solved, its group given loose credit beside its pass;
+    red team, 2026-12-07), while its reward came from the retry."""
+    named = [e for e in evaluations if e.evaluation_id == evaluation_id]
+    judged = [e for e in named if e.verdict.error is None]
+    return (judged or named or [None])[-1]
+
+
 @dataclass
 class EpisodeResult:
     episode_id: str
@@ -42,7 +53,7 @@ class EpisodeResult:
     mode: Mode
     end_reason: EndReason | None  # None while the episode runs
     turns: int  # assistant messages taken
-    submissions: int  # answers sent to the verifier (repair: submit_kernel calls accepted; single: 0 or 1)
+    submissions: int  # answers verified (repair: submit_kernel calls less those kgym failed on; single: 0 or 1)
     evaluations: list[Evaluation] = field(default_factory=list)
     final_evaluation_id: str | None = None  # the evaluation the reward is based on
     base_reward: float = 0.0  # reward(final verdict, submissions) with churn; 0 with no final evaluation
@@ -56,7 +67,7 @@ class EpisodeResult:
 
     @property
     def final(self) -> Evaluation | None:
-        return next((e for e in self.evaluations if e.evaluation_id == self.final_evaluation_id), None)
+        return evaluation_named(self.evaluations, self.final_evaluation_id)
 
     @property
     def evaluation_ids(self) -> list[str]:

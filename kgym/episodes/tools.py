@@ -11,6 +11,18 @@ Semantics (the names and parameters are `kgym.tasks.prompts.TOOLS`):
 - finalize(evaluation_id): ends the episode with that evaluation's reward minus the churn penalty for
   the submissions made (`kgym.reward`). With no submission at all the episode ends with reward 0; an
   unknown id while submissions exist is an error (the model can finalize a real one next).
+- An evaluation kgym failed on (`Verdict.error`: the farm gave up, the verifier raised) is no verdict
+  on the kernel: it is not a submission (neither the limit nor churn counts it; the model is told to
+  submit again, which retries it; at most `max_submissions` are given back, so one episode asks for
+  at most twice that many verifications), finalize refuses it (an error: finalize another, or resubmit), and
+  an episode ended by a limit is scored on its last evaluation with a verdict (`last_scorable`).
+  Why: an episode ending on an error is dropped from training, so finalizing an errored evaluation
+  let a failing episode choose to be unscored and shed its negative reward (red team, 2026-12-07).
+  Only an episode whose every evaluation failed inside kgym ends on an error (and is dropped).
+- Every argument must be valid Unicode text (UTF-8-encodable): a JSON escape of a lone surrogate
+  (`"\\ud800"`) decodes to a str that cannot be hashed, verified or written, and it raised out of
+  submit_kernel, the env's step and the rollout's gather (red team, 2026-12-07). Such a call is an
+  error the model reads, runs nothing and is not a submission.
 Ids may be given in full or as a unique prefix of at least 8 characters. Errors are values
 (`ToolResult.error`), never exceptions. `call` and `submit_kernel` are coroutines: a submission
 awaits the evaluator (`Evaluator.evaluate`), so other episodes run while it is verified; its request
@@ -28,7 +40,7 @@ from kgym.contract import Episode
 from kgym.episodes.budget import TokenCounter, estimate_tokens, trim_to_budget
 from kgym.episodes.evaluator import Evaluator, episode_request
 from kgym.episodes.feedback import details_text, status_text
-from kgym.episodes.result import Evaluation
+from kgym.episodes.result import Evaluation, evaluation_named
 from kgym.reward import RewardConfig, reward
 from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS
 from kgym.tasks.task import Task
@@ -74,6 +86,8 @@ def parse_tool_call(raw: Any, default_id: str) -> tuple[ToolCall | None, str]:
             args = json.loads(args) if args.strip() else {}
         except json.JSONDecodeError as e:
             return None, f"malformed arguments for {name}: not valid JSON ({e.msg} at position {e.pos})"
+        except RecursionError:  # the model's text must never raise out of the env (toolcalls.py says why)
+            return None, f"malformed arguments for {name}: not valid JSON (nested too deeply)"
     if not isinstance(args, dict):
         return None, f"malformed arguments for {name}: expected a JSON object"
     wanted = _PARAMS[name]
@@ -87,6 +101,17 @@ def parse_tool_call(raw: Any, default_id: str) -> tuple[ToolCall | None, str]:
     if bad:
         return None, f"bad arguments for {name}: {', '.join(bad)} must be a string"
     return ToolCall(call_id, name, {p: args[p] for p in wanted}), ""
+
+
+def valid_text(value: object) -> bool:
+    """A str that encodes as UTF-8 (no lone surrogates): what an argument must be to be hashed or written."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class RepairTools:
@@ -107,19 +132,26 @@ class RepairTools:
         self.evaluations: list[Evaluation] = []
         self.submissions = 0
         self.finalized: Evaluation | None = None
+        self.given_back = 0  # errored submissions not counted (at most max_submissions: verifications stay bounded)
         self.done = False
 
     # -- lookups -------------------------------------------------------------------------------
     def find(self, evaluation_id: str) -> Evaluation | None:
         key = evaluation_id.strip()
-        exact = [e for e in self.evaluations if e.evaluation_id == key]
-        if exact:
-            return exact[-1]
+        if any(e.evaluation_id == key for e in self.evaluations):
+            return evaluation_named(self.evaluations, key)
         if len(key) >= MIN_ID_PREFIX:
             hits = {e.evaluation_id for e in self.evaluations if e.evaluation_id.startswith(key)}
             if len(hits) == 1:
-                return next(e for e in reversed(self.evaluations) if e.evaluation_id in hits)
+                return evaluation_named(self.evaluations, hits.pop())
         return None
+
+    @property
+    def last_scorable(self) -> Evaluation | None:
+        """What an episode ended by a limit is scored on: the last evaluation with a verdict, else the last
+        evaluation (every one failed inside kgym: the episode ends on that error), else None."""
+        judged = [e for e in self.evaluations if e.verdict.error is None]
+        return judged[-1] if judged else (self.evaluations[-1] if self.evaluations else None)
 
     def _unknown(self, evaluation_id: str) -> str:
         known = ", ".join(dict.fromkeys(e.evaluation_id for e in self.evaluations)) or "none yet"
@@ -135,6 +167,10 @@ class RepairTools:
     async def call(self, call: ToolCall, turn: int) -> ToolResult:
         if self.done:
             return ToolResult("error: the episode is over (finalize was called)", error=True)
+        bad = [k for k, v in call.arguments.items() if not valid_text(v)]
+        if bad:
+            return ToolResult(f"error: {', '.join(bad)} of {call.name} is not valid Unicode text (an escaped lone "
+                              f"surrogate such as \\ud800?); nothing was run", error=True)
         if call.name == "submit_kernel":
             return await self.submit_kernel(call.arguments["code"], turn)
         if call.name == "inspect_evaluation":
@@ -154,6 +190,9 @@ class RepairTools:
         eid = request.evaluation_id
         ev = Evaluation(eid, turn, self.submissions, code, verdict, reward(verdict, self.reward_config))
         self.evaluations.append(ev)
+        if verdict.error is not None and self.given_back < self.max_submissions:
+            self.submissions -= 1  # kgym's failure, not a submission: given back (module docstring)
+            self.given_back += 1
         left = self.max_submissions - self.submissions
         return ToolResult(f"evaluation_id: {eid}\nstatus: {status_text(verdict)}\n"
                           f"submissions left: {left} of {self.max_submissions}", evaluation=ev)
@@ -172,6 +211,9 @@ class RepairTools:
         ev = self.find(evaluation_id)
         if ev is None:
             return ToolResult("error: " + self._unknown(evaluation_id), error=True)
+        if ev.verdict.error is not None:
+            return ToolResult(f"error: evaluation {ev.evaluation_id} failed inside kgym and has no verdict to "
+                              f"score; submit the code again to retry it, or finalize another evaluation", error=True)
         self.done = True
         self.finalized = ev
         return ToolResult(f"finalized {ev.evaluation_id}: reward {self.episode_reward(ev):.4f}", done=True)

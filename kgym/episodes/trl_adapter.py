@@ -167,7 +167,7 @@ class KgymToolEnv:
         if t.done:
             return 0.0, None, 0, EndReason.NO_SUBMISSION
         if t.evaluations and self._config.score_unfinished:
-            last = t.evaluations[-1]
+            last = t.last_scorable
             return t.episode_reward(last), last.verdict, t.submissions, UNFINISHED
         return 0.0, None, t.submissions, UNFINISHED
 

@@ -31,7 +31,7 @@ def template_arguments(arguments: Any) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text, strict=False)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deeply (toolcalls.py)
         return {"raw": text}
     return value if isinstance(value, dict) else {"raw": text}
 

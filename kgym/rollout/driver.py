@@ -19,9 +19,14 @@ the others of its batch or the job:
   turn limit is (the last submission, churn included), never an error. A turn with less room
   than `max_tokens` but enough to generate gets max_tokens capped to the room;
 - a generation that fails (a request the engine refused, a retired adapter, a dead engine: the
-  batcher isolates each request) or a prompt the chat template cannot render (it raised) ends the
-  episode with `EpisodeRollout.error` set (the turn and the reason) and no result: kgym's failure,
-  not the model's, never scored.
+  batcher isolates each request) or a first prompt the chat template cannot render (it raised, before
+  the model wrote anything) ends the episode with `EpisodeRollout.error` set (the turn and the reason)
+  and no result: kgym's failure, not the model's, never scored;
+- a later prompt the template cannot render (it raised on the conversation after the model's own
+  message: Llama 3.1's refuses two tool calls in one message) ends the episode as truncated
+  (`EndReason.UNRENDERABLE`), scored as the turn limit is, never an error. Why: the model's text
+  caused it, and an error drops the episode from training, so a failing episode could shed its
+  negative reward by ending on a message its template refuses (red team, 2026-12-07).
 
 Each turn also gets a `TurnRecord` (text, token counts, finish reason, policy version and LoRA id,
 tool-call parse problems, latency): what the RL job's metrics and rollout Parquet need besides the
@@ -176,6 +181,8 @@ class RolloutDriver:
                 through = history[:len(history) - len(step.observation)]
                 try:
                     prompt = prompter.next(prompt.ids, out.token_ids, through, step.observation)
-                except Exception as e:  # noqa: BLE001 - as for turn 1
-                    return failed(f"prompt of turn {turn + 1} could not be rendered: {type(e).__name__}: {e}")
+                except Exception as e:  # noqa: BLE001 - the model's message did it: a scored limit (docstring)
+                    env.truncate(f"prompt of turn {turn + 1} could not be rendered: {type(e).__name__}: "
+                                 f"{str(e)[:500]}", EndReason.UNRENDERABLE)
+                    break
         return EpisodeRollout(task.task_id, group_id, sample_index, mode, env.result(), tuple(turns))

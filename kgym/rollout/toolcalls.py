@@ -12,6 +12,10 @@ The rules:
   argument (kernels are full of all three) never end it early; the `</tool_call>` after the object
   is then consumed. Strings may hold raw newlines and tabs (`strict=False`): models write code that
   way, and rejecting it would punish a formatting slip as a wrong kernel.
+- JSON nested too deeply for Python's decoder (`[[[[...` a thousand levels: it raises RecursionError,
+  not a decode error) is malformed like any other bad JSON. Why: the exception escaped the parser, the
+  env and the chat-form conversion, ended the whole rollout's gather and so the RL step, from a few
+  hundred tokens of the policy's own text (red team, 2026-12-07).
 - `arguments` may be an object or a JSON string of one (both reach the env as a JSON string, the
   OpenAI form; chat templates get them as a mapping, `chat_form.py`); `parameters` is read when
   `arguments` is absent; no arguments is `{}`.
@@ -74,6 +78,14 @@ def _from_object(obj: Any, call_id: str) -> tuple[dict[str, Any], str | None]:
     return _call(call_id, name, args_text), None
 
 
+def _decode(text: str, at: int) -> tuple[Any, int]:
+    """`raw_decode` with JSON nested past the interpreter's recursion limit read as a decode error."""
+    try:
+        return _DECODER.raw_decode(text, at)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, at) from None
+
+
 def _malformed(raw: str, call_id: str, why: str) -> tuple[dict[str, Any], str]:
     # Keep a name found by pattern, so the env's message names the tool and says the JSON was bad.
     m = _NAME.search(raw)
@@ -100,7 +112,7 @@ def parse_tool_calls(text: str | None, id_prefix: str = "call") -> ParsedMessage
         obj_at = body + lead
         call_id = f"{id_prefix}_{len(calls)}"
         try:
-            obj, end = _DECODER.raw_decode(text, obj_at)
+            obj, end = _decode(text, obj_at)
         except json.JSONDecodeError as e:
             # Not JSON from the tag on: the block runs to the closing tag (or the end, when cut off).
             stop = close if close >= 0 else len(text)
@@ -126,7 +138,11 @@ def parse_tool_calls(text: str | None, id_prefix: str = "call") -> ParsedMessage
             unclosed += 1
             pos = end
         for k, item in enumerate(obj if isinstance(obj, list) else [obj]):
-            call, problem = _from_object(item, f"{id_prefix}_{len(calls)}" if k else call_id)
+            item_id = f"{id_prefix}_{len(calls)}" if k else call_id
+            try:
+                call, problem = _from_object(item, item_id)
+            except RecursionError:  # decoded, but too deep to encode again from here: malformed all the same
+                call, problem = _malformed(text[body:pos], item_id, "not valid JSON (nested too deeply)")
             calls.append(call)
             if problem:
                 problems.append(problem)

@@ -3,7 +3,7 @@ prefix rule, its fallback as a value), and episode records under a reward config
 
 import pytest
 
-from kgym.contract import Verdict
+from kgym.contract import EndReason, Verdict
 from kgym.episodes import EpisodeConfig, FlattenKind, KernelEnv, TurnSample, flatten_episode, rollout, score_group
 from kgym.records import rescore
 from kgym.reward import RewardConfig, reward
@@ -82,7 +82,11 @@ def test_missing_tokens_errors_and_scripted_episodes(relu):
     assert f.kind is FlattenKind.PER_TURN and "[2]" in f.reason and [s.prompt_ids for s in f.samples] == [(1, 2, 3)]
     f = flatten_episode(repair_episode(relu, [None, None]))
     assert f.kind is FlattenKind.NO_SAMPLE and f.samples == () and "scripted" in f.reason
-    broken = repair_episode(relu, [T1, T2], evaluator=SleepyEvaluator(verdict=Verdict(error="worker died")))
+    # every evaluation failed inside kgym: finalize refuses the errored one (test_episodes_error_drop.py), the
+    # turn limit ends the episode on it, and it is dropped
+    broken = repair_episode(relu, [T1, T2], evaluator=SleepyEvaluator(verdict=Verdict(error="worker died")),
+                            config=EpisodeConfig(max_turns=2))
+    assert broken.end_reason is EndReason.TURN_LIMIT and broken.error is not None
     f = flatten_episode(broken)
     assert f.kind is FlattenKind.NO_SAMPLE and "inside kgym" in f.reason  # never trained on
 

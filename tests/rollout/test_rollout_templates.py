@@ -83,7 +83,10 @@ def test_the_template_sees_arguments_as_an_object(tiny_tok):
 
 def test_a_template_error_ends_only_its_episode(tiny_tok, relu):
     """Llama 3.1's template refuses two tool calls in one message: the episode that made two ends with
-    the reason; the other group's episodes finish and are scored."""
+    the reason, truncated and scored (its last submission, churn included: 0.25 - 0.05), never a kgym
+    error that would drop it from training (red team 2026-12-07: a failing episode could shed its
+    negative reward by ending on a message its template refuses); the other group's episodes finish
+    and are scored."""
     softmax = make("softmax-v1", seed=1, size="tiny")
     tok = templated(tiny_tok, "llama3_1")
     two, one = submit_then_finalize(relu.wrong, calls_on_turn_1=2), submit_then_finalize(softmax.wrong)
@@ -93,7 +96,10 @@ def test_a_template_error_ends_only_its_episode(tiny_tok, relu):
 
     bad, good = run(tok, script, [relu, softmax])
     for ep in bad.episodes:
-        assert ep.result is None and len(ep.turns) == 1
-        assert ep.error.startswith("prompt of turn 2 could not be rendered") and "single tool-calls" in ep.error
+        assert ep.error is None and len(ep.turns) == 1
+        r = ep.result
+        assert r.end_reason is EndReason.UNRENDERABLE and r.truncated and r.error is None
+        assert r.reason.startswith("prompt of turn 2 could not be rendered") and "single tool-calls" in r.reason
+        assert r.submissions == 2 and r.reward == pytest.approx(0.2)
     for ep in good.episodes:
         assert ep.error is None and ep.result.end_reason is EndReason.FINALIZED
