@@ -198,8 +198,15 @@ from pathlib import Path
 # 25 also: the spike case's spike goes into the inputs of the most elements alone, and its factor grows (x 2^4 steps, to
 # 2^24) where the reference's output moves by less than 16 of its bound with 2^12 (a hinge loss over 1e9 predictions
 # answered from a sample, its spike case told by its 32768 targets; tests/exploits/test_linear_loss_sample.py).
-VERIFIER_VERSION = "kgym-verify-25"
-VERIFIER_SOURCE_FINGERPRINT = "330cb8e51bfa5853"
+# 26: a path rule of the audit hook judges the path the kernel resolves (red team by class on what the candidate can
+# learn of its hidden cases and the parent, 2026-12-07): os.open's audit event names no `dir_fd`, and the path events'
+# rules read their first path against the cwd, so `os.open("proc/<pid>/environ", dir_fd=os.open("/"))` read the
+# trusted parent's environment and maps, and `os.mkdir(..., dir_fd=...)` / `os.rename(mine, elsewhere)` passed the
+# hook (Landlock alone refused them, on the CPU). Now a relative os.open under the candidate is refused, a path event
+# with a relative path and a directory descriptor is refused, and rename's and link's second path is judged too
+# (tests/exploits/test_parent_proc_state.py).
+VERIFIER_VERSION = "kgym-verify-26"
+VERIFIER_SOURCE_FINGERPRINT = "f230e63d9527fd8c"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

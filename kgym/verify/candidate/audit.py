@@ -55,6 +55,15 @@ _DENY_PREFIXES = (
 # Allowed inside the private dir (Triton's cache), refused elsewhere, from any frame.
 _PATH_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "os.symlink", "os.link",
                 "os.truncate", "os.listdir", "os.scandir", "os.mkdir", "shutil.")
+# Where each path event carries its directory descriptors (`dir_fd`, -1 when none was given) and which of
+# its arguments are paths it creates or changes (os.symlink: its text, as before, and its link; rename and
+# link: both ends, where only the first was judged). A rule keyed on a path must judge the path the kernel
+# resolves: a relative path is resolved against the descriptor's directory, not the cwd, so
+# `os.mkdir("x", dir_fd=os.open("/", ...))` made /x while the hook judged <cwd>/x (2026-12-07). The
+# `open` event names no descriptor at all (os.open's): `_denied`.
+_PATH_EVENT_ARGS = (("os.remove", (0,), (1,)), ("os.rmdir", (0,), (1,)), ("os.mkdir", (0,), (2,)),
+                    ("os.chmod", (0,), (2,)), ("os.chown", (0,), (3,)), ("os.symlink", (0, 1), (2,)),
+                    ("os.rename", (0, 1), (2, 3)), ("os.link", (0, 1), (2, 3)))
 _PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec")
 _TOOLCHAIN = {"ptxas", "ptxas-blackwell", "gcc", "cc", "clang", "g++", "c++", "ld", "ldconfig",
               "ldconfig.real", "nvdisasm", "cuobjdump", "nvlink", "fatbinary"}
@@ -648,6 +657,29 @@ def _path_ok(path):
     return isinstance(path, str) and realpath(path).startswith(WRITABLE_DIR)
 
 
+def _path_event_ok(event, args):
+    """May path event `event` touch its paths (`_PATH_EVENT_ARGS`)? Each path it creates or changes must
+    lie in the writable dir, and a relative one only where no directory descriptor is given (the hook
+    resolves relative paths against the cwd, as the kernel does only then)."""
+    for name, paths, dir_fds in _PATH_EVENT_ARGS:
+        if event == name:
+            if len(args) <= max(paths + dir_fds):
+                return False
+            relative = False
+            for i in paths:
+                p = args[i]
+                if isinstance(p, (bytes, PathLike)):
+                    p = fsdecode(p)
+                if not (isinstance(p, str) and _path_ok(p)):
+                    return False
+                relative = relative or not startswith(p, "/")
+            for i in dir_fds:
+                if relative and args[i] is not None and args[i] != -1:
+                    return False
+            return True
+    return _path_ok(args[0])
+
+
 def _denied(event, args):
     """The rules (sealed): the reason to refuse `event`, or None. Frames: 0 is this function, 1 the
     hook, 2 the frame that raised the event."""
@@ -655,7 +687,14 @@ def _denied(event, args):
         path, mode = (args + (None, None))[:2]
         if not isinstance(path, (str, bytes, PathLike)):
             return None  # an already-open descriptor (os.fdopen): the open itself was checked
-        real = realpath(fsdecode(path))
+        name = fsdecode(path)
+        if mode is None and not startswith(name, "/") and _candidate_on_stack(2):
+            # os.open's event (mode None) names its path but not its `dir_fd`: a relative path may be
+            # resolved in any directory the candidate holds a descriptor of (os.open("/") is allowed),
+            # so no rule below can judge it ("proc/<pid>/environ" relative to "/" read the trusted
+            # parent's environment, 2026-12-07). Builtin open takes no descriptor: judged as before.
+            return f"os.open({path!r}): a relative path (its directory descriptor is not named to the audit hook)"
+        real = realpath(name)
         if real.startswith(_OPEN_DENY_DIRS) and real not in _HARMLESS_DEVICES and _candidate_on_stack(2):
             return f"open({path!r})"
         writing = isinstance(mode, str) and any(c in mode for c in "wax+")
@@ -678,7 +717,7 @@ def _denied(event, args):
             return None
         return f"{event} {str(args)[:120]}"
     if event.startswith(_PATH_EVENTS):
-        return None if args and _path_ok(args[0]) else f"{event} {str(args)[:120]}"
+        return None if args and _path_event_ok(event, args) else f"{event} {str(args)[:120]}"
     if event == "pickle.find_class" and args and isinstance(args[0], str) and (
             args[0].partition(".")[0] in _UNPICKLE_PACKAGES):
         return None  # the harness unpickling its parent's commands (handles, dtypes, sizes)
@@ -779,9 +818,10 @@ def _candidates_or_tritons(filename):
 
 
 _FRAME_READERS = (_frame_file, _frame_runs, _candidate_on_stack, _first_non_stdlib, _evaluator)
-_SEALED_FUNCTIONS = (_hook, *_FRAME_READERS, _is_stdlib, _path_ok, _denied, _evaluation, _compilation,
+_SEALED_FUNCTIONS = (_hook, *_FRAME_READERS, _is_stdlib, _path_ok, _path_event_ok, _denied, _evaluation, _compilation,
                      _candidates_or_tritons, _yields_frame, _toolchain_argv_ok)
-_SEALED_CONSTANTS = ("_DENY_PREFIXES", "_PATH_EVENTS", "_PROCESS_EVENTS", "_TOOLCHAIN", "_CC_DRIVERS", "_CC_FLAGS",
+_SEALED_CONSTANTS = ("_DENY_PREFIXES", "_PATH_EVENTS", "_PATH_EVENT_ARGS", "_PROCESS_EVENTS", "_TOOLCHAIN",
+                     "_CC_DRIVERS", "_CC_FLAGS",
                      "_CC_FLAG_PREFIXES", "_LDCONFIG_ARGS", "_INTROSPECTION",
                      "_FRAME_ATTRIBUTES", "_FRAME_READING_STDLIB", "_OPEN_DENY_DIRS", "_HARMLESS_DEVICES",
                      "_INTERPRETER_FILE", "_STRING_FILENAMES", "_UNPICKLE_PACKAGES")
