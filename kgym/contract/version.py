@@ -205,8 +205,10 @@ from pathlib import Path
 # hook (Landlock alone refused them, on the CPU). Now a relative os.open under the candidate is refused, a path event
 # with a relative path and a directory descriptor is refused, and rename's and link's second path is judged too
 # (tests/exploits/test_parent_proc_state.py).
+# 26 also (no verdict changes): the case plan is decided before a process is taken, so the CLI's zygote imports
+# torch and Triton meanwhile (its first fork waits for it); a stage `reference_build`.
 VERIFIER_VERSION = "kgym-verify-26"
-VERIFIER_SOURCE_FINGERPRINT = "f230e63d9527fd8c"
+VERIFIER_SOURCE_FINGERPRINT = "9edcee3a77963779"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
