@@ -1,8 +1,9 @@
 """An episode weighs the same in the loss however it was flattened (red team, 2026-12-07).
 
 `kgym.episodes.flatten` gives a repair episode as ONE sample, or as one sample per turn when its chat
-template re-renders earlier turns (which the model's own text can cause: Qwen3's template drops an
-earlier turn's reasoning once a user message follows it). The advantages already count such an
+template re-renders earlier turns (which the model's behaviour can decide: with TRL's qwen3_6 template a
+turn without a tool call makes its episode per-turn; Llama 3.1's makes every one). The advantages
+already count such an
 episode once (`batch_advantages`); GRPO's and Dr. GRPO's normalisations counted its samples as
 sequences, so a per-turn episode of k turns weighed k times a one-sample episode (GRPO) and shrank
 every other token's weight (Dr. GRPO). Here the same two episodes, one of them split in two, must
