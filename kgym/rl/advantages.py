@@ -71,8 +71,7 @@ def batch_advantages(batch: TrainBatch, config: AdvantageConfig = AdvantageConfi
     rewards: list[float] = []
     groups: list[str] = []
     index: list[int] = []
-    for i, s in enumerate(batch.samples):
-        key = s.episode_id if s.episode_id is not None else f"#sample-{i}"
+    for key, s in zip(batch.episode_keys(), batch.samples):
         if key not in episodes:
             episodes[key] = len(rewards)
             rewards.append(float(s.reward))

@@ -134,3 +134,22 @@ class TrainBatch:
     @property
     def tokens(self) -> int:
         return sum(s.length for s in self.samples)
+
+    def episode_keys(self) -> list[str]:
+        """Per sample, the episode it belongs to: its `episode_id`, or its own index when it has none."""
+        return [s.episode_id if s.episode_id is not None else f"#sample-{i}" for i, s in enumerate(self.samples)]
+
+    @property
+    def episodes(self) -> int:
+        """The episodes of the batch (samples sharing an `episode_id` are one)."""
+        return len(set(self.episode_keys()))
+
+    def episode_loss_tokens(self) -> list[int]:
+        """Per sample, the loss tokens of its whole episode: what a per-sequence normalisation (GRPO's,
+        Dr. GRPO's) must count, so that an episode split into one sample per turn weighs as one
+        sequence, as its advantage already does (red team, 2026-12-07)."""
+        keys = self.episode_keys()
+        total: dict[str, int] = {}
+        for k, s in zip(keys, self.samples):
+            total[k] = total.get(k, 0) + s.loss_tokens
+        return [total[k] for k in keys]

@@ -8,6 +8,9 @@ A loss (`kgym.rl.cispo`, `kgym.rl.clipped`) computes its per-token policy term l
 where the normalisation weights w_t say how the step's tokens are averaged (`Normalise`):
   - TOKEN     w = 1 / N, N the loss tokens of the whole step (DAPO, CISPO, TRL's default)
   - SEQUENCE  w = 1 / (|o_i| * S), each sequence's token mean averaged over the step's S sequences (GRPO)
+A sequence is an episode: the learner passes S = the step's episodes and |o_i| = the loss tokens of
+row i's whole episode (`sequence_tokens`), so an episode flattened into one sample per turn is one
+sequence, not one per turn (before 2026-12-07 its k turns weighed k sequences).
   - CONSTANT  w = 1 / (L * S), L a fixed token count (Dr. GRPO: no length bias)
 Micro-batches of one step give the same N and S (`num_tokens`, `num_sequences`), so their losses are
 shares that add up to the step's loss.
@@ -46,6 +49,9 @@ class LossInputs:
     entropy_coef: float = 0.0  # the bonus coefficient for this step (kgym.rl.entropy)
     is_weights: torch.Tensor | None = None  # (B, T) detached sampler/learner correction (kgym.rl.correction)
     num_sequences: float | None = None  # sequences of the whole step (SEQUENCE, CONSTANT); None: this batch's
+    # (B,) loss tokens of the sequence each row belongs to (SEQUENCE): an episode given as one sample per
+    # turn is one sequence of all its turns' tokens (`TrainBatch.episode_loss_tokens`); None: the row's own
+    sequence_tokens: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +109,12 @@ def normaliser(inputs: LossInputs, p: Prepared, mode: Normalise, constant_tokens
         if constant_tokens <= 0:
             raise ValueError(f"the constant normaliser needs constant_tokens > 0, not {constant_tokens}")
         return float(constant_tokens) * s
-    lengths = p.mask.sum(dim=1, keepdim=True).clamp(min=1.0)  # a sequence with no loss token adds nothing
+    if inputs.sequence_tokens is not None:
+        if inputs.sequence_tokens.shape != p.logp.shape[:1]:
+            raise ValueError("sequence_tokens needs one entry per row")
+        lengths = inputs.sequence_tokens.to(p.logp.dtype).unsqueeze(1).clamp(min=1.0)
+    else:
+        lengths = p.mask.sum(dim=1, keepdim=True).clamp(min=1.0)  # a sequence with no loss token adds nothing
     return (1.0 / (lengths * s)).expand_as(p.logp)
 
 

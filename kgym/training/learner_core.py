@@ -311,6 +311,9 @@ class Learner:
         advantages = batch_advantages(batch, self.advantages).to(self.device)
         plans = plan_micro_batches(samples, cfg.token_budget)
         loss_tokens = batch.loss_tokens
+        # per-sequence normalisations count episodes, not samples (an episode split per turn is one)
+        sequence_tokens = torch.tensor(batch.episode_loss_tokens(), dtype=torch.float32, device=self.device)
+        sequences = float(batch.episodes)
         coef = self.entropy.coef_for_step()
         lr = self.scheduler.get_last_lr()[0]
         if loss_tokens == 0:
@@ -362,7 +365,8 @@ class Learner:
                 adv = shape_advantages(adv, old, pb.loss_mask, self.shaping.zeta, mean_logprob=centre)
             out = policy_loss(LossInputs(logprobs=logp, old_logprobs=old, advantages=adv, loss_mask=pb.loss_mask,
                                          ref_logprobs=ref, entropy=ent, num_tokens=float(loss_tokens),
-                                         entropy_coef=coef, is_weights=w_is, num_sequences=float(len(samples))),
+                                         entropy_coef=coef, is_weights=w_is, num_sequences=sequences,
+                                         sequence_tokens=sequence_tokens[plan]),
                               self.loss)
             if not torch.isfinite(out.loss):
                 finite = False
