@@ -205,8 +205,13 @@ from pathlib import Path
 # hook (Landlock alone refused them, on the CPU). Now a relative os.open under the candidate is refused, a path event
 # with a relative path and a directory descriptor is refused, and rename's and link's second path is judged too
 # (tests/exploits/test_parent_proc_state.py).
-VERIFIER_VERSION = "kgym-verify-26"
-VERIFIER_SOURCE_FINGERPRINT = "f230e63d9527fd8c"
+# 27: every output value is written by its forward (red team by class on runs told apart, 2026-12-07): on the CPU the
+# candidate's process fills what malloc hands it with 0x7F (`MALLOC_PERTURB_`; an output of 32 MiB or more was a fresh
+# mmap of zero pages that the poison never reached, and a diag_embed that stored only its diagonal passed every case,
+# reward 0.5), and every run ends as a verified forward does: after a timed run too the freed output's whole storage
+# is poisoned (a timed path storing only the diagonal found the previous run's zeros; GPU, not run there).
+VERIFIER_VERSION = "kgym-verify-27"
+VERIFIER_SOURCE_FINGERPRINT = "ed6be5c494dc6657"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
