@@ -207,8 +207,13 @@ from pathlib import Path
 # (tests/exploits/test_parent_proc_state.py).
 # 26 also (no verdict changes): the case plan is decided before a process is taken, so the CLI's zygote imports
 # torch and Triton meanwhile (its first fork waits for it); a stage `reference_build`.
-VERIFIER_VERSION = "kgym-verify-26"
-VERIFIER_SOURCE_FINGERPRINT = "9edcee3a77963779"
+# 27: every output value is written by its forward (red team by class on runs told apart, 2026-12-07): on the CPU the
+# candidate's process fills what malloc hands it with 0x7F (`MALLOC_PERTURB_`; an output of 32 MiB or more was a fresh
+# mmap of zero pages that the poison never reached, and a diag_embed that stored only its diagonal passed every case,
+# reward 0.5), and every run ends as a verified forward does: after a timed run too the freed output's whole storage
+# is poisoned (a timed path storing only the diagonal found the previous run's zeros; GPU, not run there).
+VERIFIER_VERSION = "kgym-verify-27"
+VERIFIER_SOURCE_FINGERPRINT = "dd3fb45f1a6a5180"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

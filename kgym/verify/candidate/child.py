@@ -725,7 +725,7 @@ class Child:
         if problem is not None:
             reply["problem"] = problem
             reply["problem_gate"] = gate
-        nbytes = accessors.numel(out) * accessors.element_size(out) if accessors.is_plain_tensor(out) else 0
+        nbytes = _storage_bytes(out)
         del out  # outside the call: a candidate frame or a launch a finalizer starts here is refused
         self.window.collect()  # the call's young cycles, after the output was copied: cleanup may run, not launch
         _poison(self.device, nbytes)
@@ -785,10 +785,15 @@ class Child:
                 accessors.copy_(check, out)
                 if self.device.type == "cuda":
                     _synchronize(self.device)
+            nbytes = _storage_bytes(out)
             del out
             # Untimed, after the output was read and copied: the call's young cycles (the
             # candidate's cleanup may run, not launch, and can no longer touch this run's output).
             self.window.collect()
+            # Every run ends as a verified forward does: the memory its output held is poisoned, so the
+            # next run's allocation of that size finds NaN, not this run's answer (a timed path that
+            # stored only a diag_embed's diagonal found the previous run's zeros in its block).
+            _poison(self.device, nbytes)
             # The run's figures go with it (a timed run's; None for a warm-up): the summary at the end
             # must repeat them, so rewriting the batch's lists later changes nothing already sent.
             send_reply(self.sock, {"op": "ran", "i": i, "problem": problem, "problem_gate": gate,
@@ -1129,6 +1134,15 @@ def _is_handle(x: Any) -> bool:
     from kgym.verify.shared import SharedHandle
 
     return isinstance(x, SharedHandle)
+
+
+def _storage_bytes(out: Any) -> int:
+    """The size of the whole storage behind a returned output: an output that views part of a larger
+    allocation has the allocation poisoned, not a block of the view's size, which may be another one."""
+    if not accessors.is_plain_tensor(out):
+        return 0
+    start, end = accessors.storage_span(out)
+    return end - start
 
 
 def _poison(device: torch.device, nbytes: int) -> None:

@@ -75,6 +75,12 @@ MAX_REPORTS = 64
 EXIT_UNKNOWN = 256
 
 
+# glibc's perturb byte for the candidate's process on the CPU: malloc fills what it hands out with its
+# complement, 0x7F (float32 3.4e38, float64 1.4e306, a NaN in float16: no output value near a reference's),
+# and free fills with 0x80.
+MALLOC_PERTURB = 0x80
+
+
 def _child_env(device: str, workdir: str, *, threads: int | None, child_fd: int, report_fd: int) -> dict[str, str]:
     """The scrubbed environment of a candidate process (and, with its own workdir, of the zygote)."""
     env = {k: os.environ[k] for k in _KEEP_ENV if k in os.environ}
@@ -92,6 +98,12 @@ def _child_env(device: str, workdir: str, *, threads: int | None, child_fd: int,
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
         env["CUDA_VISIBLE_DEVICES"] = ""
+        # Memory glibc hands out is filled with 0x7F bytes, never zero (`MALLOC_PERTURB_`, read once at
+        # the process's first malloc, so the zygote's setting holds in every spare it forks): an output
+        # of 32 MiB or more is a fresh mmap of zero pages, which the poison after each forward never
+        # reaches, and a kernel that wrote only its nonzero values (a diag_embed's diagonal) passed
+        # every case (`docs/verify.md`, "Every output value is written by its forward").
+        env["MALLOC_PERTURB_"] = str(MALLOC_PERTURB)
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     return env
