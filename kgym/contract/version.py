@@ -198,8 +198,14 @@ from pathlib import Path
 # 25 also: the spike case's spike goes into the inputs of the most elements alone, and its factor grows (x 2^4 steps, to
 # 2^24) where the reference's output moves by less than 16 of its bound with 2^12 (a hinge loss over 1e9 predictions
 # answered from a sample, its spike case told by its 32768 targets; tests/exploits/test_linear_loss_sample.py).
-VERIFIER_VERSION = "kgym-verify-25"
-VERIFIER_SOURCE_FINGERPRINT = "330cb8e51bfa5853"
+# 26: the honest sweep's second round (2026-12-07): views and casts spelled through a kernel-free composite (`A.T` is
+# aten::numpy_T over a permute; .mT, .mH, .H, .ravel, .reshape_as, .broadcast_to, .swapdims, .moveaxis, .type_as,
+# .tensor_split, atleast_*d) pass the profile audit as allowed ops, what ran below them judged in turn
+# (`guard.VIEW_COMPOSITES`), and conv_transpose1d/2d/3d, _convolution_mode and tensordot are judged by their children
+# (`guard.COMPOSITE_OPS`): an honest `matmul(A.T, B)` kernel and a hybrid's nn.ConvTranspose2d were refused as PyTorch
+# arithmetic by the op's name (tests/exploits/test_view_composite_ops.py).
+VERIFIER_VERSION = "kgym-verify-26"
+VERIFIER_SOURCE_FINGERPRINT = "e11e7520eeab5c73"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

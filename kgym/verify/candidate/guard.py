@@ -578,8 +578,24 @@ class ComputeGuard:
 MODE_RANGE = "PythonDispatchMode"
 
 # Composite ops the profiler records above the ops they decompose into: judged by their children.
+# conv_transpose1d/2d/3d (nn.ConvTranspose*d, F.conv_transpose*d: a hybrid's honest call of the reference's
+# own kind was refused by its name, the honest sweep's second round) and _convolution_mode (padding="same"
+# or "valid") decompose into aten::convolution, tensordot into a GEMM; none has a kernel of its own
+# (`tests/exploits/test_view_composite_ops.py` checks every name here).
 COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "einsum", "dropout",
-                           "feature_dropout", "alpha_dropout"})
+                           "feature_dropout", "alpha_dropout", "conv_transpose1d", "conv_transpose2d",
+                           "conv_transpose3d", "_convolution_mode", "tensordot"})
+
+# Views and casts spelled through a composite (CompositeImplicitAutograd: no kernel of their own, so all
+# they do is the ops below them): `A.T` is aten::numpy_T over a permute, `x.mT`, `.H`, `.ravel()`,
+# `.reshape_as`, `.broadcast_to`, `.swapdims`, `.moveaxis`, `.type_as`, `.tensor_split`, `atleast_*d`.
+# The dispatch guard only ever sees their children; the profiler records them above, so the audit judged
+# the name and refused an honest `A.T` (the honest sweep of 2026-12-07, second round). Judged as an
+# allowed op: passed, and every op below judged in turn (one that returns its input, `atleast_2d` of a
+# matrix, has none). `tests/test_view_composites.py` checks each is still kernel-free in this torch.
+VIEW_COMPOSITES = frozenset({"numpy_T", "mT", "mH", "matrix_H", "adjoint", "ravel", "reshape_as",
+                             "broadcast_to", "swapdims", "moveaxis", "type_as", "tensor_split", "atleast_1d",
+                             "atleast_2d", "atleast_3d"})
 
 
 def unjudged_dispatches(events: Iterable[Any], handled: int, records_range: bool = False) -> list[str]:
@@ -643,7 +659,7 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
     def judge(evt: Any) -> None:
         nonlocal library
         op = evt.name.split("::", 1)[1]
-        if op in ALLOWED_OPS:
+        if op in ALLOWED_OPS or op in VIEW_COMPOSITES:
             # Ops nested below an allowed one are judged too: a tensor subclass's or a mode's
             # __torch_dispatch__ runs below the clone or copy that reached it.
             for c in _aten_children(evt):
