@@ -204,8 +204,12 @@ from pathlib import Path
 # (`guard.VIEW_COMPOSITES`), and conv_transpose1d/2d/3d, _convolution_mode and tensordot are judged by their children
 # (`guard.COMPOSITE_OPS`): an honest `matmul(A.T, B)` kernel and a hybrid's nn.ConvTranspose2d were refused as PyTorch
 # arithmetic by the op's name (tests/exploits/test_view_composite_ops.py).
+# 26 also: a tensor made from Python in forward (`torch.tensor(self.scale, device=x.device)`) is honest: its
+# `aten::detach_` is an allowed op and `lift_fresh`'s result a storage allocated in this forward (`guard.FRESH_OPS`),
+# so timed runs launch it under the same role; its values stay bounded as Python data (64 a forward)
+# (tests/exploits/test_tensor_from_python_in_forward.py).
 VERIFIER_VERSION = "kgym-verify-26"
-VERIFIER_SOURCE_FINGERPRINT = "e11e7520eeab5c73"
+VERIFIER_SOURCE_FINGERPRINT = "38f2b05034d591f3"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
