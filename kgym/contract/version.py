@@ -208,8 +208,13 @@ from pathlib import Path
 # `aten::detach_` is an allowed op and `lift_fresh`'s result a storage allocated in this forward (`guard.FRESH_OPS`),
 # so timed runs launch it under the same role; its values stay bounded as Python data (64 a forward)
 # (tests/exploits/test_tensor_from_python_in_forward.py).
+# 26 also: autotuned kernels. On the CPU, Triton's autotuner has no driver to benchmark with and every multi-config
+# autotune crashed: each config now runs once there, nothing timed, the first chosen (`launches.interpreter_autotune`).
+# On every device, a whole copy put back into its own source through the same views (the autotuner's
+# `restore_value`) gives the source back its state when copied (provenance.py): a hybrid's in-place autotuned
+# epilogue was refused as "not written by a Triton kernel" (tests/exploits/test_autotune_restore_in_place.py).
 VERIFIER_VERSION = "kgym-verify-26"
-VERIFIER_SOURCE_FINGERPRINT = "38f2b05034d591f3"
+VERIFIER_SOURCE_FINGERPRINT = "74d857917e8d7209"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -103,6 +103,11 @@ WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from":
              "_copy_from_and_resize": (1, 0)}
 
 
+def _layout(t: Any) -> tuple:
+    """A view's layout over its storage (shape, strides, storage offset, dtype), for provenance's restores."""
+    return (tuple(accessors.shape(t)), tuple(accessors.stride(t)), accessors.storage_offset(t), str(accessors.dtype(t)))
+
+
 def construction_key(name: str, result: Any) -> tuple[str, tuple, str]:
     """How an arithmetic op at construction is matched against the reference's: the op (an in-place
     op counts as its out-of-place form: `randn(n).mul_(0.02)` is `randn(n) * 0.02`), the shapes of
@@ -559,7 +564,8 @@ class ComputeGuard:
                 if accessors.is_plain_tensor(src):
                     # a clone of a whole storage keeps its origin (W.t().contiguous() is the parameter)
                     prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src),
-                                whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t))
+                                whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t),
+                                layout=(_layout(t), _layout(src)))
         elif name in WRITE_OPS:
             dst_i, src_i = WRITE_OPS[name]
             dst = args[dst_i] if len(args) > dst_i else None
@@ -570,7 +576,7 @@ class ComputeGuard:
                                            and args[1] == 0)
                 whole = covers_storage(dst) and (zero or (plain_src and covers_storage(src)))
                 prov.copied(accessors.storage_ptr(dst), accessors.storage_ptr(src) if plain_src else None,
-                            whole=whole, zero=zero)
+                            whole=whole, zero=zero, layout=(_layout(dst), _layout(src)) if plain_src else ())
         return result
 
     def stack_intact(self) -> bool:
