@@ -2,7 +2,8 @@
 them, to KernelBench level 1 and 2 problems shrunk for the CPU's interpreter, and to a few problems of the
 same kind in refs/, each verified by the same Verifier the tests use. An answer's header names its problem
 (`# problem: level1/FILE.py` with `# sizes: name=value,...`, read from the KernelBench checkout the tests
-use) or its reference (`# reference: refs/FILE.py`). Prints one JSON line per answer and seed: passed, or
+use) or its reference (`# reference: refs/FILE.py`); `# hybrid: true` verifies it with the hybrid allowance (one
+library call of the reference's own, the rest in Triton; added 2026-12-07, second sweep). Prints one JSON line per answer and seed: passed, or
 the gate, its reason and the failing cases. Usage:
 
     python benchmarks/honest_sweep/run_sweep.py [--seeds 0,1] [ANSWER.py ...]          # CPU, small sizes
@@ -36,9 +37,16 @@ def problem_for(answer: str, full_size: bool = False) -> str:
     else:
         source = (HERE / head["reference"]).read_text()
     for name, value in re.findall(r"(\w+)=(\([^)]*\)|[^,]+)", "" if full_size else head.get("sizes", "")):
-        source, n = re.subn(rf"^{name}\s*=.*$", f"{name} = {value.strip()}", source, flags=re.M)
+        source, n = re.subn(rf"^{name}\s*=[^=\n]*$", f"{name} = {value.strip()}", source, flags=re.M)
+        if n == 0:  # a chained or tuple assignment (`height = width = 128`, `height, width = 128, 128`)
+            source, n = re.subn(rf"^((?:[\w ,]*=)*?[\w ,]*\b{name}\b[\w ,]*=(?:[\w ,]*=)*) *[^=\n]*$",
+                                rf"\g<1> {value.strip()}", source, flags=re.M)
         assert n == 1, (name, n)
     return source
+
+
+def is_hybrid(answer: str) -> bool:
+    return re.search(r"^# hybrid: true$", answer, re.M) is not None
 
 
 def main() -> None:
@@ -58,7 +66,7 @@ def main() -> None:
             reference = problem_for(answer, a.full_size)
             for seed in seeds:
                 t = time.time()
-                r = v.verify(reference, answer, seed=seed)
+                r = v.verify(reference, answer, seed=seed, hybrid=is_hybrid(answer))
                 bad = [(c.name, c.note[:160]) for c in r.cases if not c.passed]
                 print(json.dumps({"answer": name, "seed": seed, "device": a.device, "full_size": a.full_size,
                                   "passed": r.passed, "gate": r.gate, "reason": (r.reason or "")[:300],

@@ -212,8 +212,24 @@ from pathlib import Path
 # mmap of zero pages that the poison never reached, and a diag_embed that stored only its diagonal passed every case,
 # reward 0.5), and every run ends as a verified forward does: after a timed run too the freed output's whole storage
 # is poisoned (a timed path storing only the diagonal found the previous run's zeros; GPU, not run there).
+# 27 also: the honest sweep's second round (2026-12-07): views and casts spelled through a kernel-free composite
+# (`A.T` is
+# aten::numpy_T over a permute; .mT, .mH, .H, .ravel, .reshape_as, .broadcast_to, .swapdims, .moveaxis, .type_as,
+# .tensor_split, atleast_*d) pass the profile audit as allowed ops, what ran below them judged in turn
+# (`guard.VIEW_COMPOSITES`), and conv_transpose1d/2d/3d, _convolution_mode and tensordot are judged by their children
+# (`guard.COMPOSITE_OPS`): an honest `matmul(A.T, B)` kernel and a hybrid's nn.ConvTranspose2d were refused as PyTorch
+# arithmetic by the op's name (tests/exploits/test_view_composite_ops.py).
+# 27 also: a tensor made from Python in forward (`torch.tensor(self.scale, device=x.device)`) is honest: its
+# `aten::detach_` is an allowed op and `lift_fresh`'s result a storage allocated in this forward (`guard.FRESH_OPS`),
+# so timed runs launch it under the same role; its values stay bounded as Python data (64 a forward)
+# (tests/exploits/test_tensor_from_python_in_forward.py).
+# 27 also: autotuned kernels. On the CPU, Triton's autotuner has no driver to benchmark with and every multi-config
+# autotune crashed: each config now runs once there, nothing timed, the first chosen (`launches.interpreter_autotune`).
+# On every device, a whole copy put back into its own source through the same views (the autotuner's
+# `restore_value`) gives the source back its state when copied (provenance.py): a hybrid's in-place autotuned
+# epilogue was refused as "not written by a Triton kernel" (tests/exploits/test_autotune_restore_in_place.py).
 VERIFIER_VERSION = "kgym-verify-27"
-VERIFIER_SOURCE_FINGERPRINT = "dd3fb45f1a6a5180"
+VERIFIER_SOURCE_FINGERPRINT = "b7c907e3fac83216"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -56,11 +56,14 @@ ALLOWED_OPS = frozenset({
     # views and layout
     "view", "_unsafe_view", "reshape", "as_strided", "expand", "permute", "transpose", "t", "squeeze",
     "unsqueeze", "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind",
-    "flatten", "unflatten", "alias", "detach", "resolve_conj", "resolve_neg", "view_as", "expand_as",
+    "flatten", "unflatten", "alias", "detach", "detach_", "resolve_conj", "resolve_neg", "view_as", "expand_as",
     "set_", "_reshape_alias", "movedim", "swapaxes", "unfold", "diagonal", "_nested_tensor_size",
     "_has_compatible_shallow_copy_type", "is_same_size", "size", "stride", "storage_offset",
     "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "dim", "numel", "is_contiguous",
     "record_stream",
+    # `detach_` (autograd metadata in place, no value read or written): torch.tensor(v) calls it on the tensor
+    # it makes, and an honest forward's `torch.tensor(self.scale, device=x.device)` was refused by the
+    # profile audit (the honest sweep's second round, verifier 26)
 })
 
 # Copies that may move data between host and device: refused on a GPU during forward().
@@ -87,13 +90,22 @@ INIT_OPS = frozenset({"uniform_", "normal_", "random_", "bernoulli_", "exponenti
 # is a copy of their first argument, and in-place writes as (destination, source or None) positions.
 FRESH_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros",
                        "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones",
-                       "new_full", "empty_permuted"})
+                       "new_full", "empty_permuted", "lift_fresh"})
+# (`lift_fresh`: torch.tensor(v)'s tensor, made below the dispatcher and handed to it here; a new storage in
+# this forward holding Python data alone, which python_data.py bounds at 64 values. It was an "old" storage
+# by address, so a forward's `torch.tensor(self.scale, device=x.device)` handed to a kernel gave every
+# timed run another launch signature: honest, refused as isolation, the honest sweep's second round.)
 COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fresh_copy"})
 ZERO_OPS = frozenset({"zeros", "zeros_like", "new_zeros"})  # fresh and zero-filled
 # fill_ reads its value from a tensor when given one (fill_.Tensor, a 0-d view of an input): a copy of
 # that tensor, as copy_ is (`out[i, j].fill_(x[j, i])` moved every byte of a transpose, 2026-12-04).
 WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from": (1, 0),
              "_copy_from_and_resize": (1, 0)}
+
+
+def _layout(t: Any) -> tuple:
+    """A view's layout over its storage (shape, strides, storage offset, dtype), for provenance's restores."""
+    return (tuple(accessors.shape(t)), tuple(accessors.stride(t)), accessors.storage_offset(t), str(accessors.dtype(t)))
 
 
 def construction_key(name: str, result: Any) -> tuple[str, tuple, str]:
@@ -552,7 +564,8 @@ class ComputeGuard:
                 if accessors.is_plain_tensor(src):
                     # a clone of a whole storage keeps its origin (W.t().contiguous() is the parameter)
                     prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src),
-                                whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t))
+                                whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t),
+                                layout=(_layout(t), _layout(src)))
         elif name in WRITE_OPS:
             dst_i, src_i = WRITE_OPS[name]
             dst = args[dst_i] if len(args) > dst_i else None
@@ -563,7 +576,7 @@ class ComputeGuard:
                                            and args[1] == 0)
                 whole = covers_storage(dst) and (zero or (plain_src and covers_storage(src)))
                 prov.copied(accessors.storage_ptr(dst), accessors.storage_ptr(src) if plain_src else None,
-                            whole=whole, zero=zero)
+                            whole=whole, zero=zero, layout=(_layout(dst), _layout(src)) if plain_src else ())
         return result
 
     def stack_intact(self) -> bool:
@@ -578,8 +591,24 @@ class ComputeGuard:
 MODE_RANGE = "PythonDispatchMode"
 
 # Composite ops the profiler records above the ops they decompose into: judged by their children.
+# conv_transpose1d/2d/3d (nn.ConvTranspose*d, F.conv_transpose*d: a hybrid's honest call of the reference's
+# own kind was refused by its name, the honest sweep's second round) and _convolution_mode (padding="same"
+# or "valid") decompose into aten::convolution, tensordot into a GEMM; none has a kernel of its own
+# (`tests/exploits/test_view_composite_ops.py` checks every name here).
 COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "einsum", "dropout",
-                           "feature_dropout", "alpha_dropout"})
+                           "feature_dropout", "alpha_dropout", "conv_transpose1d", "conv_transpose2d",
+                           "conv_transpose3d", "_convolution_mode", "tensordot"})
+
+# Views and casts spelled through a composite (CompositeImplicitAutograd: no kernel of their own, so all
+# they do is the ops below them): `A.T` is aten::numpy_T over a permute, `x.mT`, `.H`, `.ravel()`,
+# `.reshape_as`, `.broadcast_to`, `.swapdims`, `.moveaxis`, `.type_as`, `.tensor_split`, `atleast_*d`.
+# The dispatch guard only ever sees their children; the profiler records them above, so the audit judged
+# the name and refused an honest `A.T` (the honest sweep of 2026-12-07, second round). Judged as an
+# allowed op: passed, and every op below judged in turn (one that returns its input, `atleast_2d` of a
+# matrix, has none). `tests/exploits/test_view_composite_ops.py` checks each is still kernel-free in this torch.
+VIEW_COMPOSITES = frozenset({"numpy_T", "mT", "mH", "matrix_H", "adjoint", "ravel", "reshape_as",
+                             "broadcast_to", "swapdims", "moveaxis", "type_as", "tensor_split", "atleast_1d",
+                             "atleast_2d", "atleast_3d"})
 
 
 def unjudged_dispatches(events: Iterable[Any], handled: int, records_range: bool = False) -> list[str]:
@@ -643,7 +672,7 @@ def forbidden_profiled_ops(events: Iterable[Any], hybrid: bool) -> tuple[list[st
     def judge(evt: Any) -> None:
         nonlocal library
         op = evt.name.split("::", 1)[1]
-        if op in ALLOWED_OPS:
+        if op in ALLOWED_OPS or op in VIEW_COMPOSITES:
             # Ops nested below an allowed one are judged too: a tensor subclass's or a mode's
             # __torch_dispatch__ runs below the clone or copy that reached it.
             for c in _aten_children(evt):

@@ -150,6 +150,8 @@ class LaunchCounter:
 
             cls.run = run
             self.installed.append((cls, original, run))
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            interpreter_autotune()
         from triton.runtime.interpreter import FunctionRewriter
 
         self._triton_dir = os.path.dirname(os.path.realpath(sys.modules["triton"].__file__)) + os.sep
@@ -292,6 +294,24 @@ class LaunchCounter:
 
         calls = [role(c) for c in self.calls]
         return hashlib.sha256(repr(calls).encode()).hexdigest()[:16]
+
+
+def _bench_once(kernel_call: Any, quantiles: Any = None) -> list[float]:
+    """The interpreter's autotune benchmark: each config's call runs once (as a GPU's benchmark runs it, so an
+    in-place kernel without `restore_value` is as wrong here as there) and every config ties, so the first
+    one is chosen. The interpreter's speed says nothing of a GPU's, so nothing is timed."""
+    kernel_call()
+    return [0.0] * (len(quantiles) if quantiles else 1)
+
+
+def interpreter_autotune() -> None:
+    """CPU only (TRITON_INTERPRET=1): Triton's autotuner benchmarks its configs through the active driver's
+    benchmarker, and the interpreter has no driver ("0 active drivers"): every honest kernel with an
+    autotune decorator of more than one config crashed on its first launch (the honest sweep's second round,
+    2026-12-07, `52_`, `65_`). Installed with the launch hooks, before any candidate code."""
+    from triton.runtime.autotuner import Autotuner
+
+    Autotuner.do_bench = property(lambda self: _bench_once)
 
 
 def tensor_storages(calls: Iterable[Any]) -> list[int]:

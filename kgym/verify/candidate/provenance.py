@@ -46,6 +46,9 @@ class Provenance:
         # storage -> the parameter (or buffer) storage it is a whole copy of (itself for the roots): the
         # hybrid call's parameter operands are checked against the reference's values (library.py)
         self.param_of: dict[int, int] = {p: p for p, r in self.roots.items() if r == "param"}
+        # storage -> (the storage it is a whole copy of, that one's state then): a whole copy put back into its
+        # own source gives the source its own bytes and state again (`copied`); dropped once the copy is written
+        self.snapshots: dict[int, tuple] = {}
 
     def _root_role(self, ptr: int, role: str) -> str:
         """An input's or a parameter's role, "written" for a parameter that may have been rewritten."""
@@ -54,6 +57,7 @@ class Provenance:
         return role
 
     def allocated(self, ptr: int, zero: bool = False) -> None:
+        self.snapshots.pop(ptr, None)
         self.fresh.add(ptr)
         self.tainted.discard(ptr)  # a new allocation at a recycled address
         self.triton.discard(ptr)
@@ -72,11 +76,42 @@ class Provenance:
 
     def written(self, ptr: int) -> None:
         """torch computed into `ptr` (a library call's result or out=): no role of its own."""
+        self.snapshots.pop(ptr, None)
         self._set_origin(ptr, None)
 
-    def copied(self, dst: int, src: int | None, whole: bool = False, zero: bool = False) -> None:
+    def copied(self, dst: int, src: int | None, whole: bool = False, zero: bool = False,
+               layout: tuple = ()) -> None:
         """torch wrote into `dst`: a fill (src None; `zero` if with zeros) or a copy of `src`;
-        `whole`: the write covered all of `dst`'s storage."""
+        `whole`: the write covered all of `dst`'s storage; `layout`: (dst's view, src's view), each as
+        (shape, strides, storage offset, dtype).
+
+        A whole copy of `dst` itself, taken earlier in this forward and not written since, copied back over
+        all of `dst` (a restore: Triton's autotuner with `restore_value` clones its in-place output, runs each
+        config, and copies the clone back) leaves `dst` its own bytes: `dst` gets back the state it had when
+        the copy was taken. Before (the honest sweep's second round, verifier 26), the clone of a hybrid's
+        library result was tainted (a copy of a storage no Triton kernel wrote) and so was the output it was
+        restored into: every in-place autotuned epilogue of a hybrid failed isolation. Nothing moves: the
+        bytes are the ones `dst` held (the same views both ways: a transposed view of the copy put back would
+        move data), so no copy of torch's does a data movement a decoy launch then blesses."""
+        self.snapshots.pop(dst, None)
+        if whole and src is not None and dst != src and dst not in self.roots and layout:
+            own = self.snapshots.get(src)
+            if own is not None and own[0] == dst and own[1] == (layout[1], layout[0]):
+                _, _, was_triton, was_tainted, origin, param = own
+                (self.triton.add if was_triton else self.triton.discard)(dst)
+                (self.tainted.add if was_tainted else self.tainted.discard)(dst)
+                if origin is None:
+                    self.origin.pop(dst, None)
+                else:
+                    self.origin[dst] = origin
+                if param is None:
+                    self.param_of.pop(dst, None)
+                else:
+                    self.param_of[dst] = param
+                return
+        if whole and not zero and src is not None and dst != src and layout:
+            self.snapshots[dst] = (src, layout, src in self.triton, src in self.tainted, self.origin.get(src),
+                                   self.param_of.get(src))
         if dst != src:
             self._set_origin(dst, ("zero" if zero else self.origin.get(src)) if whole else None)
             if whole and not zero and src in self.param_of and dst not in self.roots:
@@ -91,6 +126,7 @@ class Provenance:
 
     def launched(self, ptrs: list[int]) -> None:
         for p in ptrs:
+            self.snapshots.pop(p, None)  # the kernel may have written it: no longer a copy of its source
             self.handed.add(p)
             # the kernel may have written it (an input it wrote fails the input check on its own)
             if p in self.roots:
