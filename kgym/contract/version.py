@@ -213,9 +213,8 @@ from pathlib import Path
 # reward 0.5), and every run ends as a verified forward does: after a timed run too the freed output's whole storage
 # is poisoned (a timed path storing only the diagonal found the previous run's zeros; GPU, not run there).
 # 27 also: the honest sweep's second round (2026-12-07): views and casts spelled through a kernel-free composite
-# (`A.T` is
-# aten::numpy_T over a permute; .mT, .mH, .H, .ravel, .reshape_as, .broadcast_to, .swapdims, .moveaxis, .type_as,
-# .tensor_split, atleast_*d) pass the profile audit as allowed ops, what ran below them judged in turn
+# (`A.T` is aten::numpy_T over a permute; .mT, .mH, .H, .ravel, .reshape_as, .broadcast_to, .swapdims, .moveaxis,
+# .type_as, .tensor_split, atleast_*d) pass the profile audit as allowed ops, what ran below them judged in turn
 # (`guard.VIEW_COMPOSITES`), and conv_transpose1d/2d/3d, _convolution_mode and tensordot are judged by their children
 # (`guard.COMPOSITE_OPS`): an honest `matmul(A.T, B)` kernel and a hybrid's nn.ConvTranspose2d were refused as PyTorch
 # arithmetic by the op's name (tests/exploits/test_view_composite_ops.py).
