@@ -85,9 +85,17 @@ def extract_code(text: str | None) -> Extraction:
     code = python_blocks[-1]
     if not code.strip():
         return Extraction(ExtractionKind.NO_BLOCK, None, n, "the last ```python code block is empty")
-    try:
-        code.encode("utf-8")
-    except UnicodeEncodeError:
+    if not encodes_as_utf8(code):
         return Extraction(ExtractionKind.NO_BLOCK, None, n, "the last ```python code block is not valid Unicode")
     why = "one ```python block" if n == 1 else f"the last of {n} ```python blocks"
     return Extraction(ExtractionKind.OK, code, n, why)
+
+
+def encodes_as_utf8(text: str) -> bool:
+    """`text` has no lone surrogate (it encodes as UTF-8): what code or a tool argument must be to be
+    hashed, verified or written."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

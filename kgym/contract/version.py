@@ -206,7 +206,7 @@ from pathlib import Path
 # with a relative path and a directory descriptor is refused, and rename's and link's second path is judged too
 # (tests/exploits/test_parent_proc_state.py).
 # 26 also (no verdict changes): the case plan is decided before a process is taken, so the CLI's zygote imports
-# torch and Triton meanwhile (its first fork waits for it); a stage `reference_build`.
+# torch and Triton meanwhile (its first fork waits for it) and is handed to the gates; a stage `reference_build`.
 # 27: every output value is written by its forward (red team by class on runs told apart, 2026-12-07): on the CPU the
 # candidate's process fills what malloc hands it with 0x7F (`MALLOC_PERTURB_`; an output of 32 MiB or more was a fresh
 # mmap of zero pages that the poison never reached, and a diag_embed that stored only its diagonal passed every case,
@@ -228,7 +228,7 @@ from pathlib import Path
 # `restore_value`) gives the source back its state when copied (provenance.py): a hybrid's in-place autotuned
 # epilogue was refused as "not written by a Triton kernel" (tests/exploits/test_autotune_restore_in_place.py).
 VERIFIER_VERSION = "kgym-verify-27"
-VERIFIER_SOURCE_FINGERPRINT = "b7c907e3fac83216"
+VERIFIER_SOURCE_FINGERPRINT = "2b6d786630f0d392"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -38,9 +38,13 @@ def evaluation_named(evaluations: list[Evaluation], evaluation_id: str | None) -
     Why: `final` took the first, so an episode that finalized the retry of an errored submission was
     read back as resting on the error (not solved, its group given loose credit beside its pass;
     red team, 2026-12-07), while its reward came from the retry."""
-    named = [e for e in evaluations if e.evaluation_id == evaluation_id]
-    judged = [e for e in named if e.verdict.error is None]
-    return (judged or named or [None])[-1]
+    return last_judged([e for e in evaluations if e.evaluation_id == evaluation_id])
+
+
+def last_judged(evaluations: list[Evaluation]) -> Evaluation | None:
+    """The last of `evaluations` with a verdict (kgym did not fail on it), else the last, else None."""
+    judged = [e for e in evaluations if e.verdict.error is None]
+    return (judged or evaluations or [None])[-1]
 
 
 @dataclass

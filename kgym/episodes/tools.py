@@ -36,11 +36,12 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from kgym.answers import encodes_as_utf8
 from kgym.contract import Episode
 from kgym.episodes.budget import TokenCounter, estimate_tokens, trim_to_budget
 from kgym.episodes.evaluator import Evaluator, episode_request
 from kgym.episodes.feedback import details_text, status_text
-from kgym.episodes.result import Evaluation, evaluation_named
+from kgym.episodes.result import Evaluation, evaluation_named, last_judged
 from kgym.reward import RewardConfig, reward
 from kgym.tasks.prompts import MAX_SUBMISSIONS, TOOLS
 from kgym.tasks.task import Task
@@ -103,17 +104,6 @@ def parse_tool_call(raw: Any, default_id: str) -> tuple[ToolCall | None, str]:
     return ToolCall(call_id, name, {p: args[p] for p in wanted}), ""
 
 
-def valid_text(value: object) -> bool:
-    """A str that encodes as UTF-8 (no lone surrogates): what an argument must be to be hashed or written."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 class RepairTools:
     """The state of one repair episode's tools: its evaluations, submissions and end."""
 
@@ -150,8 +140,7 @@ class RepairTools:
     def last_scorable(self) -> Evaluation | None:
         """What an episode ended by a limit is scored on: the last evaluation with a verdict, else the last
         evaluation (every one failed inside kgym: the episode ends on that error), else None."""
-        judged = [e for e in self.evaluations if e.verdict.error is None]
-        return judged[-1] if judged else (self.evaluations[-1] if self.evaluations else None)
+        return last_judged(self.evaluations)
 
     def _unknown(self, evaluation_id: str) -> str:
         known = ", ".join(dict.fromkeys(e.evaluation_id for e in self.evaluations)) or "none yet"
@@ -167,7 +156,7 @@ class RepairTools:
     async def call(self, call: ToolCall, turn: int) -> ToolResult:
         if self.done:
             return ToolResult("error: the episode is over (finalize was called)", error=True)
-        bad = [k for k, v in call.arguments.items() if not valid_text(v)]
+        bad = [k for k, v in call.arguments.items() if not (isinstance(v, str) and encodes_as_utf8(v))]
         if bad:
             return ToolResult(f"error: {', '.join(bad)} of {call.name} is not valid Unicode text (an escaped lone "
                               f"surrogate such as \\ud800?); nothing was run", error=True)

@@ -8,10 +8,10 @@ A loss (`kgym.rl.cispo`, `kgym.rl.clipped`) computes its per-token policy term l
 where the normalisation weights w_t say how the step's tokens are averaged (`Normalise`):
   - TOKEN     w = 1 / N, N the loss tokens of the whole step (DAPO, CISPO, TRL's default)
   - SEQUENCE  w = 1 / (|o_i| * S), each sequence's token mean averaged over the step's S sequences (GRPO)
+  - CONSTANT  w = 1 / (L * S), L a fixed token count (Dr. GRPO: no length bias)
 A sequence is an episode: the learner passes S = the step's episodes and |o_i| = the loss tokens of
 row i's whole episode (`sequence_tokens`), so an episode flattened into one sample per turn is one
 sequence, not one per turn (before 2026-12-07 its k turns weighed k sequences).
-  - CONSTANT  w = 1 / (L * S), L a fixed token count (Dr. GRPO: no length bias)
 Micro-batches of one step give the same N and S (`num_tokens`, `num_sequences`), so their losses are
 shares that add up to the step's loss.
 

@@ -137,11 +137,11 @@ class Verifier:
         init_inputs, model, construction = self._build_model(ref, cfg)
         self._require_judgeable(ref, model, cfg)
         v.stages_s["reference_build"] = time.perf_counter() - t
-        # The case plan is decided before a process is taken (gate 2 reads it back): a zygote (the CLI's)
+        # The case plan is decided before a process is taken (and handed to the gates): a zygote (the CLI's)
         # imports torch and Triton meanwhile, and its first fork waits for that in `acquire`.
         t = time.perf_counter()
-        self._case_plan(ref, model, cfg)
-        v.add_stage("case_plan", time.perf_counter() - t)
+        case_plan = self._case_plan(ref, model, cfg)
+        v.stages_s["case_plan"] = time.perf_counter() - t
 
         t = time.perf_counter()
         proc = self.sandbox.acquire()
@@ -157,7 +157,7 @@ class Verifier:
                                f"could write outside its private dir")
             v.stages_s["spawn"] = time.perf_counter() - t
             self._budget_left = self._budget_s = cfg.candidate_budget_s  # from here every wait is the candidate's
-            self._gates(proc, arena, ref, model, source, init_inputs, construction, cfg, v, mem_gb)
+            self._gates(proc, arena, ref, model, source, init_inputs, construction, cfg, v, mem_gb, case_plan)
         except ChildFailure as e:
             v.fail(e.kind, e.reason)
         finally:
@@ -393,7 +393,7 @@ class Verifier:
 
     def _gates(self, proc: CandidateProcess, arena: SharedArena, ref: Reference, model: torch.nn.Module,
                source: str, init_inputs: list[Any], construction: dict, cfg: VerifyConfig, v: VerdictDraft,
-               mem_gb: float) -> None:
+               mem_gb: float, case_plan: tuple[list[tuple[str, Any]], list[str], dict[str, float]]) -> None:
         device = self.device
         self._last_signature = ""  # launches of the last verified forward; timed runs must match it
         self._last_device_counts: dict[str, int] | None = None  # its device kernels (GPU), likewise
@@ -418,8 +418,7 @@ class Verifier:
         # Gates 2-4 on the hidden cases; the first forward compiles the kernels.
         t = time.perf_counter()
         nominal: list[Any] | None = None
-        plan, plan_notes, caps = self._case_plan(ref, model, cfg)
-        v.add_stage("case_plan", time.perf_counter() - t)
+        plan, plan_notes, caps = case_plan  # decided in _run, before the process was taken
         v.notes.extend(plan_notes)
         for k, (name, transform) in enumerate(plan):
             t_part = time.perf_counter()
