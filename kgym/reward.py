@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kgym.contract import Baseline, Gate, Verdict
+from kgym.contract.verdict import usable_baseline
 from kgym.settings import internal, option
 
 BASELINES = tuple(Baseline)
@@ -71,13 +72,12 @@ def speedup_for(verdict: Verdict, baseline: str) -> float | None:
 
 
 def baselines_stable(verdict: Verdict, baseline: str) -> bool:
-    """Speed is paid only against baselines marked stable (issue 29): an unstable one (spread over the
-    variation gate, or over its median: `kgym.verify.parent.baselines.usable`) can be skewed by whatever ran
+    """Speed is paid only against usable baselines (issue 29, `kgym.contract.verdict.usable_baseline`): an
+    unstable one (spread over the variation gate, or over its median) can be skewed by whatever ran
     beside it. A baseline the verdict does not hold leaves its speedup None (no credit either way); rows
     rebuilt from records read an unstable baseline back from its note (`verdict_from_record`)."""
     kinds = ("eager", "compile") if baseline == "joint" else (baseline,)
-    return all(t is None or (t.stable and 0 <= t.spread_ms <= t.median_ms)
-               for t in (verdict.timings.get(k) for k in kinds))
+    return all(t is None or usable_baseline(t) for t in (verdict.timings.get(k) for k in kinds))
 
 
 def speed_score(v: float | None, cfg: RewardConfig) -> float:

@@ -46,6 +46,16 @@ class Timing:
     cached: bool = False  # baseline read from the on-disk cache
 
 
+def usable_baseline(t: Timing) -> bool:
+    """May a baseline figure stand for a speedup? The one rule for the cache (what it keeps and reads
+    back), the reward (what it pays against), the records' `eager_stable`/`compile_stable` columns and
+    the baselines table's `stable` column (what a join fills in). Stable under the variation gate, and
+    a positive median with a spread at most that median: the gate's 30 us floor lets a sub-0.3 ms figure
+    through with a spread over its median, and such an entry "agrees" with every re-measure."""
+    return (type(t.stable) is bool and t.stable and isinstance(t.median_ms, (int, float))
+            and isinstance(t.spread_ms, (int, float)) and 0 < t.median_ms and 0 <= t.spread_ms <= t.median_ms)
+
+
 UNSTABLE_BASELINE = "the {kind} baseline's run-to-run variation"  # the note's prefix (since issue 29)
 
 

@@ -228,7 +228,7 @@ from pathlib import Path
 # `restore_value`) gives the source back its state when copied (provenance.py): a hybrid's in-place autotuned
 # epilogue was refused as "not written by a Triton kernel" (tests/exploits/test_autotune_restore_in_place.py).
 VERIFIER_VERSION = "kgym-verify-27"
-VERIFIER_SOURCE_FINGERPRINT = "2b6d786630f0d392"
+VERIFIER_SOURCE_FINGERPRINT = "dad10a0c0fc93e86"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -33,6 +33,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from kgym.contract import Timing, WorkerInfo, canonical_json
+from kgym.contract.verdict import usable_baseline
 from kgym.records.layout import PART_SUFFIX, Location, check_id, locate
 
 BASELINES_DIR = "_baselines"
@@ -57,7 +58,7 @@ BASELINE_COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
     ("median_ms", pa.float64(), False, "median, ms"),
     ("spread_ms", pa.float64(), False, "p90 - p10, ms"),
     ("runs", pa.int32(), False, "timed runs (the candidate's count: part of the join key)"),
-    ("stable", pa.bool_(), False, "variation under the threshold"),
+    ("stable", pa.bool_(), False, "usable: under the variation gate, spread at most the median"),
     ("clock", pa.string(), False, "cuda_events or host"),
     ("source", pa.string(), False, "candidate (on a verification's path), prefetch or deferred"),
     ("measure_seconds", pa.float64(), True, "wall time of the measurement (compile included)"),
@@ -90,7 +91,7 @@ def baseline_row(*, task: Mapping[str, Any], seed: int, kind: str, timing: Timin
         "measured_at": dt.datetime.fromtimestamp(time.time() if measured_at is None else measured_at, dt.UTC),
         "task_id": str(task["task_id"]), "family": str(task["family"]), "task_json": canonical_json(dict(task)),
         "verify_seed": int(seed), "kind": kind, "median_ms": float(timing.median_ms),
-        "spread_ms": float(timing.spread_ms), "runs": int(timing.runs), "stable": bool(timing.stable),
+        "spread_ms": float(timing.spread_ms), "runs": int(timing.runs), "stable": usable_baseline(timing),
         "clock": timing.clock, "source": source, "measure_seconds": seconds, "device": device,
         "gpu_name": worker.gpu_name, "worker_id": worker.worker_id, "worker_host": worker.host,
         "torch_version": worker.torch_version, "triton_version": worker.triton_version,

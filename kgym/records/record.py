@@ -29,7 +29,7 @@ from kgym.contract import (
     evaluation_id,
     source_hash,
 )
-from kgym.contract.verdict import UNSTABLE_BASELINE
+from kgym.contract.verdict import UNSTABLE_BASELINE, usable_baseline
 from kgym.reward import RewardConfig
 from kgym.reward import reward as reward_of
 
@@ -135,8 +135,8 @@ def make_record(*, task: Mapping[str, Any], candidate_source: str, verdict: Verd
         "group_id": episode.group_id if episode else None,
         "sample_index": episode.sample_index if episode else None,
         "turn": episode.turn if episode else None,
-        "eager_stable": eager.stable if eager else None,
-        "compile_stable": comp.stable if comp else None,
+        "eager_stable": usable_baseline(eager) if eager else None,  # the figure may stand for a speedup
+        "compile_stable": usable_baseline(comp) if comp else None,
     }
 
 

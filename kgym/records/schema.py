@@ -100,8 +100,8 @@ COLUMNS: tuple[tuple[str, pa.DataType, bool, str], ...] = (
     ("sample_index", pa.int32(), True, "index of the answer in its group"),
     ("turn", pa.int32(), True, "turn of a multi-turn repair episode (0 = first answer)"),
     # baselines' stability (schema 2; null in older parts, where only a note said so)
-    ("eager_stable", pa.bool_(), True, "the eager baseline's variation was under the threshold (speed paid)"),
-    ("compile_stable", pa.bool_(), True, "the torch.compile baseline's variation was under the threshold"),
+    ("eager_stable", pa.bool_(), True, "the eager baseline is usable: variation under the threshold, spread <= median"),
+    ("compile_stable", pa.bool_(), True, "the torch.compile baseline is usable (as eager_stable)"),
 )
 
 SCHEMA = pa.schema([pa.field(name, typ, nullable=nullable) for name, typ, nullable, _ in COLUMNS],

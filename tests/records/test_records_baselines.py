@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import replace
 
+import pandas as pd
 import pytest
 
 from kgym.contract import Timing, WorkerInfo
@@ -78,3 +79,28 @@ def test_bad_rows_are_refused_with_the_reason(tmp_path):
                      device="cpu")
     with BaselineWriter(tmp_path, run_id="r", job_id="t") as b, pytest.raises(ValueError, match="median_ms"):
         b.write({**_base(1, 3.0), "median_ms": None})
+
+
+def test_a_figure_under_the_floor_but_spread_over_its_median_is_not_stable_and_not_joined(tmp_path):
+    """One rule for every place a baseline may stand for a speedup (`usable_baseline`): the variation
+    gate's 30 us floor calls a 0.01 ms figure with a 0.02 ms spread stable, which the cache refuses and the
+    reward pays nothing against. The table marked it stable and joined it (CI, 2026-12-07: a prefetched
+    figure the cache never kept was `stable` in the table). Honest: a spread under the median stands."""
+    from kgym.contract.verdict import usable_baseline
+
+    wide, narrow = Timing(0.01, 0.02, 10, True, "cuda_events"), Timing(0.02, 0.005, 10, True, "cuda_events")
+    assert wide.stable and not usable_baseline(wide) and usable_baseline(narrow)
+    rows = [make_record(task=task(seed=s), candidate_source=f"# {s}", verdict=_deferred_verdict(), worker=H200)
+            for s in (1, 2)]
+    run = _write_run(tmp_path, rows, [
+        baseline_row(task=task(seed=s), seed=s, kind="compile", timing=t, source="deferred", device="cuda:0",
+                     worker=H200, seconds=1.0) for s, t in ((1, wide), (2, narrow))])
+    table = load_baselines(run).set_index("verify_seed")
+    assert not table.loc[1, "stable"] and table.loc[2, "stable"]
+    df = load(run).set_index("verify_seed")
+    assert pd.isna(df.loc[1, "compile_ms"]) and pd.isna(df.loc[1, "compile_from"])
+    assert df.loc[2, "compile_ms"] == 0.02 and df.loc[2, "compile_stable"]
+    v = verdict("passed")
+    record = make_record(task=task(seed=3), candidate_source="# 3", worker=H200,
+                         verdict=replace(v, timings={**v.timings, "eager": wide}))
+    assert record["eager_stable"] is False

@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from kgym.contract import Timing
+from kgym.contract.verdict import usable_baseline
 from kgym.verify import timing
 
 KINDS = ("eager", "compile")
@@ -68,11 +69,9 @@ def stale(cached: Timing, fresh: Timing) -> bool:
 
 
 def usable(t: Timing) -> bool:
-    """May a baseline figure be cached and stand for later verdicts? Only a stable one (under the
-    variation gate, so its spread is at most its median too) with a positive median: an entry with a
-    spread larger than its median agrees with every re-measure (`agrees`) and is never replaced."""
-    return (type(t.stable) is bool and t.stable and isinstance(t.median_ms, (int, float))
-            and isinstance(t.spread_ms, (int, float)) and 0 < t.median_ms and 0 <= t.spread_ms <= t.median_ms)
+    """May a baseline figure be cached and stand for later verdicts? `kgym.contract.usable_baseline`,
+    the one rule the reward and the records use too."""
+    return usable_baseline(t)
 
 
 def check_runs(runs: int) -> int:
