@@ -227,8 +227,12 @@ from pathlib import Path
 # On every device, a whole copy put back into its own source through the same views (the autotuner's
 # `restore_value`) gives the source back its state when copied (provenance.py): a hybrid's in-place autotuned
 # epilogue was refused as "not written by a Triton kernel" (tests/exploits/test_autotune_restore_in_place.py).
-VERIFIER_VERSION = "kgym-verify-27"
-VERIFIER_SOURCE_FINGERPRINT = "dad10a0c0fc93e86"
+# 28: nothing left past a lent buffer reaches another run (red team by class on speed credit, 2026-12-07): on the CPU
+# every lent file is whole pages and the parent rewrites the bytes past each live lent tensor with poison before
+# every forward and timed run (`SharedArena.poison_tails`); a kernel's out-of-bounds store into the input file's last
+# page carried weight-only work from the judged warm-up to every later timed run (test_lent_tail_carry.py).
+VERIFIER_VERSION = "kgym-verify-28"
+VERIFIER_SOURCE_FINGERPRINT = "e3a06d6233420546"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

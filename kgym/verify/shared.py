@@ -18,6 +18,15 @@ lent buffer once the child has released it (`torch.cuda.ipc_collect` before each
 per buffer never reused one, and on an H200 five cases of a 6.4 GB task held up to 134 GB of the
 GPU's 139).
 
+A mapping reaches past its tensor: on the CPU the last page of a buffer's file (mmap maps whole pages),
+on CUDA the rest of its block and segment. A Triton kernel reaches it with an out-of-bounds offset from
+the lent tensor, and the timed batch lends the same buffers to every run, so bytes a run left there
+were read by the next: weight-only work done once and read back by every later timed run (red team on
+speed credit, 2026-12-07, tests/exploits/test_lent_tail_carry.py). On the CPU each file is whole pages
+and the parent rewrites every byte past each lent tensor with poison before every forward and every
+timed run (`poison_tails`), so nothing a run leaves there reaches another. CUDA: not done yet (the
+pool's free space and block slack; see the test).
+
 A handle is plain data pickled parent -> child only; nothing from the child is ever unpickled.
 """
 
@@ -33,6 +42,8 @@ from typing import Any
 import torch
 
 _counter = itertools.count()
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096  # what mmap maps whole
+TAIL_POISON = 0xFF  # NaN in every floating dtype, -1 in integers (the kept-state rule's byte)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,7 @@ class SharedArena:
         os.chmod(self.dir, 0o700)
         self._alive: list[torch.Tensor] = []
         self._files: dict[int, tuple[str, int, int, int]] = {}  # CPU: id(buffer) -> (path, st_dev, st_ino, size)
+        self._tails: dict[int, torch.Tensor] = {}  # CPU: id(buffer) -> its file's bytes past the buffer
         self._pool: Any = None  # CUDA: the memory pool of every buffer lent to this candidate
 
     def empty(self, shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, SharedHandle]:
@@ -81,13 +93,17 @@ class SharedArena:
             _, args = reduce_tensor(t)
             handle = SharedHandle("cuda", name, tuple(shape), cuda_args=tuple(args))
         else:
-            nbytes = max(numel * dtype.itemsize, 1)
+            # Whole pages: every byte the child's mapping reaches is in the parent's storage, and the
+            # bytes past the tensor are poison, rewritten before every run (`poison_tails`).
+            nbytes = -(-max(numel * dtype.itemsize, 1) // PAGE_BYTES) * PAGE_BYTES
             path = os.path.join(self.dir, f"t{next(_counter)}")
             raw = torch.from_file(path, shared=True, size=nbytes, dtype=torch.uint8)
             t = raw[: numel * dtype.itemsize].view(dtype).view(shape)
             handle = SharedHandle("cpu", name, tuple(shape), path=path, nbytes=nbytes)
             st = os.stat(path)
             self._files[id(t)] = (path, st.st_dev, st.st_ino, nbytes)
+            self._tails[id(t)] = raw[numel * dtype.itemsize:]
+            self._tails[id(t)].fill_(TAIL_POISON)
         self._alive.append(t)
         return t, handle
 
@@ -102,6 +118,15 @@ class SharedArena:
         self._alive = [t for t in self._alive if id(t) not in ids]
         for i in ids:
             self._files.pop(i, None)
+            self._tails.pop(i, None)
+
+    def poison_tails(self) -> None:
+        """Rewrite every byte past each live lent buffer with poison (CPU: the rest of its file's last
+        page), so nothing a kernel wrote out of bounds of a lent tensor reaches a later forward or timed
+        run. Called by the parent before every forward and every timed run (the child's process is
+        waiting for its command then). CUDA: nothing yet (module docstring)."""
+        for tail in self._tails.values():
+            tail.fill_(TAIL_POISON)
 
     def shrunk(self) -> str | None:
         """CPU: why a lent buffer's file is no longer whole (the candidate truncated, removed or replaced
@@ -125,6 +150,7 @@ class SharedArena:
 
     def close(self) -> None:
         self._files.clear()
+        self._tails.clear()
         self._alive.clear()
         self._pool = None  # its segments go back to the driver at the next empty_cache once unused
         shutil.rmtree(self.dir, ignore_errors=True)

@@ -532,6 +532,7 @@ class Verifier:
             expect_shape, expect_dtype = tuple(ref_out.shape), ref_out.dtype
         out_buf, out_handle = arena.empty(expect_shape, expect_dtype)
         _poison_buffer(out_buf)
+        arena.poison_tails()  # past every lent buffer: nothing an earlier forward left there (shared.py)
         v.add_stage("correctness_lend", time.perf_counter() - t_part)
         try:
             return self._run_case(proc, inputs, handles, shared_inputs, pristine, out_buf, out_handle, ref_out,
@@ -706,6 +707,9 @@ class Verifier:
             # and skipped its work in the ~92% of runs nobody checked, 2026-12-04), and a run whose
             # output never reaches it is judged on NaN.
             _poison_buffer(check_buf)
+            # And past every lent buffer (the same inputs and check buffer serve the whole batch): bytes
+            # a run wrote out of bounds of a lent tensor carried work to the next (`SharedArena.poison_tails`).
+            arena.poison_tails()
             if self.device.type == "cuda":
                 torch.cuda.synchronize(self.device)
             v.add_stage("timing_draws", time.perf_counter() - t_draw)
