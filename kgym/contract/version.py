@@ -231,8 +231,11 @@ from pathlib import Path
 # every lent file is whole pages and the parent rewrites the bytes past each live lent tensor with poison before
 # every forward and timed run (`SharedArena.poison_tails`); a kernel's out-of-bounds store into the input file's last
 # page carried weight-only work from the judged warm-up to every later timed run (test_lent_tail_carry.py).
+# 28 also: on the CPU a kernel's loads and stores stay inside its launch's storages (bounds.py): Triton's
+# interpreter's unmasked lanes outside them read poison and write nothing (a marker past a kept storage, in the
+# rest of its malloc chunk, carried from the nominal case's forward to every later one).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "e3a06d6233420546"
+VERIFIER_SOURCE_FINGERPRINT = "4736fcfcc9b8a530"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

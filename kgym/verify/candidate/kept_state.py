@@ -52,7 +52,9 @@ MAX_ITEMS objects, or a kept tensor subclass, is refused: the harness could not 
 Not covered: Python values (a cached float, a list of numbers: the same work done in Python is
 refused only where it needs torch or Triton to reach the output), storages no op of the candidate's
 returned (made before its import: torch's or Triton's own tensors, reachable with the static policy
-off), and memory no kept tensor views (an address kept as an int into freed memory).
+off), and memory no kept tensor views (an address kept as an int into freed memory; the rest of a kept
+storage's allocation, reached by an out-of-bounds offset: on the CPU Triton's interpreter keeps every load
+and store inside its launch's storages, bounds.py; on a GPU it is open, tests/exploits/test_lent_tail_carry.py).
 """
 
 from __future__ import annotations

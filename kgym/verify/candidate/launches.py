@@ -152,6 +152,9 @@ class LaunchCounter:
             self.installed.append((cls, original, run))
         if os.environ.get("TRITON_INTERPRET") == "1":
             interpreter_autotune()
+            from kgym.verify.candidate import bounds
+
+            bounds.install()  # loads and stores inside the launch's storages (bounds.py)
         from triton.runtime.interpreter import FunctionRewriter
 
         self._triton_dir = os.path.dirname(os.path.realpath(sys.modules["triton"].__file__)) + os.sep
@@ -172,6 +175,10 @@ class LaunchCounter:
         if any(interpreted.__dict__.get(k) is not v for k, v in members.items() if k != "run") or \
                 any(rewriter_cls.__dict__.get(k) is not v for k, v in rewriter_members.items()):
             self._refuse("Triton's interpreter classes were changed")
+        from kgym.verify.candidate import bounds
+
+        if not bounds.intact():
+            self._refuse("Triton's interpreter's memory operations were changed (bounds.py)")
         python_fn = _getattribute(kernel, "fn")
         kernels = [kernel] + [v for v in list(_getattribute(python_fn, "__globals__").values())
                               if type(v) is interpreted and v is not kernel]
