@@ -227,8 +227,14 @@ from pathlib import Path
 # On every device, a whole copy put back into its own source through the same views (the autotuner's
 # `restore_value`) gives the source back its state when copied (provenance.py): a hybrid's in-place autotuned
 # epilogue was refused as "not written by a Triton kernel" (tests/exploits/test_autotune_restore_in_place.py).
-VERIFIER_VERSION = "kgym-verify-27"
-VERIFIER_SOURCE_FINGERPRINT = "dad10a0c0fc93e86"
+# 28: nothing the candidate's process started outlives it (red team by class on state that outlives a verdict,
+# 2026-12-07): torch's libshm execs a manager at a path the candidate sets (`torch._C._initExtension`, no audit
+# event), and a process started so in a session of its own outlived the kill and ran through the baseline timing
+# (policy off, reward 0.5). kill() now has the zygote (a subreaper) wait for the candidate's whole thread group,
+# then stop, kill and reap every process in its tree it did not fork; any such process on the CPU is isolation
+# (tests/exploits/test_process_outlives_candidate.py).
+VERIFIER_VERSION = "kgym-verify-28"
+VERIFIER_SOURCE_FINGERPRINT = "5a4c42be02702db0"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
