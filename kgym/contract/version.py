@@ -232,9 +232,11 @@ from pathlib import Path
 # event), and a process started so in a session of its own outlived the kill and ran through the baseline timing
 # (policy off, reward 0.5). kill() now has the zygote (a subreaper) wait for the candidate's whole thread group,
 # then stop, kill and reap every process in its tree it did not fork; any such process on the CPU is isolation
-# (tests/exploits/test_process_outlives_candidate.py).
+# (tests/exploits/test_process_outlives_candidate.py). And on the CPU a seccomp filter from load on refuses every
+# new process (fork, exec, a clone that is no thread): the same door ran a script within the candidate's calls that
+# computed the ReLU into the lent input, reaped by the candidate itself (policy off, reward 0.5).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "5a4c42be02702db0"
+VERIFIER_SOURCE_FINGERPRINT = "c67501c14a18bf68"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

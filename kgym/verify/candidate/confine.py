@@ -147,3 +147,66 @@ def confine(writable: list[str], devices: list[str] = (), lent: list[str] = ()) 
     finally:
         os.close(fd)
     return abi
+
+
+# --- no process of the candidate's (seccomp), the CPU only -----------------------------------------
+_SECCOMP = {  # seccomp(2), AUDIT_ARCH, clone, clone3, and the calls refused outright (fork, vfork, execve, execveat)
+    "x86_64": (317, 0xC000003E, 56, 435, (57, 58, 59, 322)),
+    "aarch64": (277, 0xC00000B7, 220, 435, (221, 281)),
+}
+_CLONE_THREAD = 0x00010000
+_EPERM, _ENOSYS = 1, 38
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_ABS_W, _JEQ, _JSET, _RET = 0x20, 0x15, 0x45, 0x06
+_SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC = 1, 1
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _no_process_program(arch: int, clone: int, clone3: int,
+                        refused: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+    """The filter: a new thread (clone with CLONE_THREAD) passes, every other clone and fork, vfork,
+    execve, execveat fail with EPERM; clone3, whose flags a filter cannot read, fails with ENOSYS, on
+    which glibc's pthread_create falls back to clone. Another architecture's calls fail with EPERM."""
+    deny = _RET_ERRNO | _EPERM
+    prog = [(_LD_ABS_W, 0, 0, 4),  # seccomp_data.arch
+            (_JEQ, 1, 0, arch),
+            (_RET, 0, 0, deny),
+            (_LD_ABS_W, 0, 0, 0)]  # seccomp_data.nr
+    for nr in refused:
+        prog += [(_JEQ, 0, 1, nr), (_RET, 0, 0, deny)]
+    prog += [(_JEQ, 0, 1, clone3), (_RET, 0, 0, _RET_ERRNO | _ENOSYS),
+             (_JEQ, 1, 0, clone), (_RET, 0, 0, _RET_ALLOW),
+             (_LD_ABS_W, 0, 0, 16),  # the low half of clone's flags (args[0]), little-endian
+             (_JSET, 0, 1, _CLONE_THREAD), (_RET, 0, 0, _RET_ALLOW),
+             (_RET, 0, 0, deny)]
+    return prog
+
+
+def no_new_processes() -> bool:
+    """From now on no thread of this process starts a process or runs a program (seccomp, on every
+    thread at once: TSYNC); threads may still start. False where the architecture is not known or
+    the kernel refuses the filter (the process then runs as before this rule). For the CPU, where the
+    interpreter runs no toolchain once the candidate is loaded: on a GPU Triton runs ptxas (2026-12-07,
+    verifier 28: torch's libshm forked and exec'd a script of the candidate's as its manager from C++,
+    which no audit event sees, and the script computed the ReLU the candidate returned)."""
+    numbers = _SECCOMP.get(platform.machine())
+    if numbers is None:
+        return False
+    seccomp, arch, clone, clone3, refused = numbers
+    prog = _no_process_program(arch, clone, clone3, refused)
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    fprog = _SockFprog(len(prog), filters)
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return libc.syscall(ctypes.c_long(seccomp), ctypes.c_uint(_SECCOMP_SET_MODE_FILTER),
+                        ctypes.c_uint(_SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(fprog)) == 0
+
