@@ -234,9 +234,12 @@ from pathlib import Path
 # then stop, kill and reap every process in its tree it did not fork; any such process on the CPU is isolation
 # (tests/exploits/test_process_outlives_candidate.py). And on the CPU a seccomp filter from load on refuses every
 # new process (fork, exec, a clone that is no thread): the same door ran a script within the candidate's calls that
-# computed the ReLU into the lent input, reaped by the candidate itself (policy off, reward 0.5).
+# computed the ReLU into the lent input, reaped by the candidate itself (policy off, reward 0.5). The filter also
+# refuses every call on another process by pid (sched_setaffinity, setpriority, sched_setscheduler, prlimit, ...):
+# forward() pinned the trusted parent to one CPU and reniced it to 19 for every later baseline
+# (tests/exploits/test_parent_scheduling.py).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "c67501c14a18bf68"
+VERIFIER_SOURCE_FINGERPRINT = "45cd7d3fcd2ebc58"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
