@@ -237,9 +237,11 @@ from pathlib import Path
 # computed the ReLU into the lent input, reaped by the candidate itself (policy off, reward 0.5). The filter also
 # refuses every call on another process by pid (sched_setaffinity, setpriority, sched_setscheduler, prlimit, ...):
 # forward() pinned the trusted parent to one CPU and reniced it to 19 for every later baseline
-# (tests/exploits/test_parent_scheduling.py).
+# (tests/exploits/test_parent_scheduling.py). And os.utime / os.setxattr / os.removexattr are path events of the
+# audit hook (outside the private dir refused): a candidate stored data in a file's times and user attributes,
+# which Landlock does not cover, for later candidates to read (tests/exploits/test_metadata_channel.py).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "45cd7d3fcd2ebc58"
+VERIFIER_SOURCE_FINGERPRINT = "49d00b0c15af6fef"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
