@@ -234,8 +234,21 @@ from pathlib import Path
 # 28 also: on the CPU a kernel's loads and stores stay inside its launch's storages (bounds.py): Triton's
 # interpreter's unmasked lanes outside them read poison and write nothing (a marker past a kept storage, in the
 # rest of its malloc chunk, carried from the nominal case's forward to every later one).
+# 28 also: nothing the candidate's process started outlives it (red team by class on state that outlives a verdict,
+# 2026-12-07): torch's libshm execs a manager at a path the candidate sets (`torch._C._initExtension`, no audit
+# event), and a process started so in a session of its own outlived the kill and ran through the baseline timing
+# (policy off, reward 0.5). kill() now has the zygote (a subreaper) wait for the candidate's whole thread group,
+# then stop, kill and reap every process in its tree it did not fork; any such process on the CPU is isolation
+# (tests/exploits/test_process_outlives_candidate.py). And on the CPU a seccomp filter from load on refuses every
+# new process (fork, exec, a clone that is no thread): the same door ran a script within the candidate's calls that
+# computed the ReLU into the lent input, reaped by the candidate itself (policy off, reward 0.5). The filter also
+# refuses every call on another process by pid (sched_setaffinity, setpriority, sched_setscheduler, prlimit, ...):
+# forward() pinned the trusted parent to one CPU and reniced it to 19 for every later baseline
+# (tests/exploits/test_parent_scheduling.py). And os.utime / os.setxattr / os.removexattr are path events of the
+# audit hook (outside the private dir refused): a candidate stored data in a file's times and user attributes,
+# which Landlock does not cover, for later candidates to read (tests/exploits/test_metadata_channel.py).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "4736fcfcc9b8a530"
+VERIFIER_SOURCE_FINGERPRINT = "cb270ddf94ab58d1"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

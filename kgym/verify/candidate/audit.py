@@ -52,9 +52,13 @@ _DENY_PREFIXES = (
     "code.__new__", "function.__new__", "mmap.", "builtins.input", "urllib.", "http.", "ftplib.",
     "webbrowser.", "signal.", "cpython.", "sqlite3.", "winreg.",
 )
-# Allowed inside the private dir (Triton's cache), refused elsewhere, from any frame.
+# Allowed inside the private dir (Triton's cache), refused elsewhere, from any frame. A file's times and
+# extended attributes too (verifier 28): Landlock does not cover metadata, and a candidate (policy off) set
+# the times and a `user.` attribute of a file outside its dir, 128 bits per file and 64 KiB per attribute
+# that outlive its process and that any later candidate reads back with os.stat / os.getxattr.
 _PATH_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "os.symlink", "os.link",
-                "os.truncate", "os.listdir", "os.scandir", "os.mkdir", "shutil.")
+                "os.truncate", "os.listdir", "os.scandir", "os.mkdir", "shutil.", "os.utime", "os.setxattr",
+                "os.removexattr")
 # Where each path event carries its directory descriptors (`dir_fd`, -1 when none was given) and which of
 # its arguments are paths it creates or changes (os.symlink: its text, as before, and its link; rename and
 # link: both ends, where only the first was judged). A rule keyed on a path must judge the path the kernel
@@ -63,7 +67,7 @@ _PATH_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.chmod", "os.chown", "o
 # `open` event names no descriptor at all (os.open's): `_denied`.
 _PATH_EVENT_ARGS = (("os.remove", (0,), (1,)), ("os.rmdir", (0,), (1,)), ("os.mkdir", (0,), (2,)),
                     ("os.chmod", (0,), (2,)), ("os.chown", (0,), (3,)), ("os.symlink", (0, 1), (2,)),
-                    ("os.rename", (0, 1), (2, 3)), ("os.link", (0, 1), (2, 3)))
+                    ("os.rename", (0, 1), (2, 3)), ("os.link", (0, 1), (2, 3)), ("os.utime", (0,), (3,)))
 _PROCESS_EVENTS = ("subprocess.Popen", "os.posix_spawn", "os.exec")
 _TOOLCHAIN = {"ptxas", "ptxas-blackwell", "gcc", "cc", "clang", "g++", "c++", "ld", "ldconfig",
               "ldconfig.real", "nvdisasm", "cuobjdump", "nvlink", "fatbinary"}

@@ -51,7 +51,7 @@ import torch
 from kgym.verify import accessors, timing
 from kgym.verify.candidate import profile_events
 from kgym.verify.candidate.audit import AuditTripwire
-from kgym.verify.candidate.confine import applies, confine, gpu_device_files
+from kgym.verify.candidate.confine import applies, confine, gpu_device_files, no_new_processes
 from kgym.verify.candidate.frontend import FrontendCheck
 from kgym.verify.candidate.guard import (
     MODE_RANGE,
@@ -388,6 +388,8 @@ class Child:
             if msg.get("lent_dir") and applies(self.device.type):  # confine.py's second layer: the lent dir,
                 # whose files the parent maps too: written in place only, never truncated, nothing created
                 _confined["abi"] = confine([self.workdir], _device_files(), lent=[str(msg["lent_dir"])])
+            if self.device.type == "cpu":  # the interpreter runs no toolchain: no process from here on (confine.py)
+                _confined["no_processes"] = no_new_processes()
             self._limit_memory(int(msg.get("memory_limit_bytes", 0)))
             # before the guard and any candidate code: the parent's copies of the reference's state
             self.reference_values = [self._open(h) for h in msg.get("reference_values") or []]
@@ -1256,7 +1258,8 @@ def _rebase_paths(old: str, new: str) -> None:
     _zygote_paths.clear()
 
 
-_confined = {"abi": 0}  # the Landlock ABI this process is confined with (confine.py), 0: none
+_confined = {"abi": 0, "no_processes": False}  # the Landlock ABI this process is confined with
+# (confine.py), 0: none; whether it may start no process (seccomp, the CPU, from load on)
 
 
 def _device_files() -> list[str]:

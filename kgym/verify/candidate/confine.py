@@ -147,3 +147,96 @@ def confine(writable: list[str], devices: list[str] = (), lent: list[str] = ()) 
     finally:
         os.close(fd)
     return abi
+
+
+# --- no process of the candidate's (seccomp), the CPU only -----------------------------------------
+_SECCOMP = {  # seccomp(2), AUDIT_ARCH, clone, clone3, and the calls refused outright (fork, vfork, execve, execveat)
+    "x86_64": (317, 0xC000003E, 56, 435, (57, 58, 59, 322)),
+    "aarch64": (277, 0xC00000B7, 220, 435, (221, 281)),
+}
+# Calls that act on another process by pid (verifier 28: forward() pinned the trusted parent to one CPU and
+# reniced it to 19 with os.sched_setaffinity / os.setpriority, which raise no audit event and which Landlock
+# does not scope; the parent timed every later baseline so). Each passes only on the calling process
+# itself: (number, argument index, value it must have, argument that must be 0 or None); the last group
+# acts on another process's memory or descriptors and is refused outright. Numbers checked against
+# x86_64's unistd_64.h only: another architecture gets the process rule alone.
+_SELF_ONLY = {
+    "x86_64": (
+        (141, 0, 0, 1),  # setpriority(which=PRIO_PROCESS, who=0): not a group's, not the user's
+        (251, 0, 1, 1),  # ioprio_set(which=IOPRIO_WHO_PROCESS, who=0)
+        # sched_setparam, sched_setscheduler, sched_setaffinity, sched_setattr (0)
+        (142, 0, 0, None), (144, 0, 0, None), (203, 0, 0, None), (314, 0, 0, None),
+        (302, 0, 0, None),  # prlimit64(0)
+        (256, 0, 0, None), (279, 0, 0, None),  # migrate_pages(0), move_pages(0)
+    ),
+}
+_OTHERS_REFUSED = {"x86_64": (101, 310, 311, 438, 440)}  # ptrace, process_vm_readv/writev, pidfd_getfd, process_madvise
+_CLONE_THREAD = 0x00010000
+_EPERM, _ENOSYS = 1, 38
+_RET_ALLOW, _RET_ERRNO = 0x7FFF0000, 0x00050000
+_LD_ABS_W, _JEQ, _JSET, _RET = 0x20, 0x15, 0x45, 0x06
+_SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC = 1, 1
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def _no_process_program(arch: int, clone: int, clone3: int, refused: tuple[int, ...],
+                        self_only: tuple = (), others_refused: tuple[int, ...] = ()) -> list[tuple[int, int, int, int]]:
+    """The filter: a new thread (clone with CLONE_THREAD) passes, every other clone and fork, vfork,
+    execve, execveat fail with EPERM; clone3, whose flags a filter cannot read, fails with ENOSYS, on
+    which glibc's pthread_create falls back to clone. Another architecture's calls fail with EPERM.
+    `self_only` and `others_refused` (`_SELF_ONLY`): a call acting on another process fails with EPERM.
+    Arguments are read by their low 32 bits (pids and the `which` selectors are C ints)."""
+    deny = _RET_ERRNO | _EPERM
+    prog = [(_LD_ABS_W, 0, 0, 4),  # seccomp_data.arch
+            (_JEQ, 1, 0, arch),
+            (_RET, 0, 0, deny)]
+    for nr, arg, value, zero in self_only:
+        if zero is None:  # the call passes only if args[arg] == value
+            prog += [(_LD_ABS_W, 0, 0, 0), (_JEQ, 0, 4, nr),
+                     (_LD_ABS_W, 0, 0, 16 + 8 * arg), (_JEQ, 0, 1, value), (_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, deny)]
+        else:  # ... and args[zero] == 0
+            prog += [(_LD_ABS_W, 0, 0, 0), (_JEQ, 0, 6, nr),
+                     (_LD_ABS_W, 0, 0, 16 + 8 * arg), (_JEQ, 0, 3, value),
+                     (_LD_ABS_W, 0, 0, 16 + 8 * zero), (_JEQ, 0, 1, 0), (_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, deny)]
+    prog.append((_LD_ABS_W, 0, 0, 0))  # seccomp_data.nr
+    refused = (*refused, *others_refused)
+    for nr in refused:
+        prog += [(_JEQ, 0, 1, nr), (_RET, 0, 0, deny)]
+    prog += [(_JEQ, 0, 1, clone3), (_RET, 0, 0, _RET_ERRNO | _ENOSYS),
+             (_JEQ, 1, 0, clone), (_RET, 0, 0, _RET_ALLOW),
+             (_LD_ABS_W, 0, 0, 16),  # the low half of clone's flags (args[0]), little-endian
+             (_JSET, 0, 1, _CLONE_THREAD), (_RET, 0, 0, _RET_ALLOW),
+             (_RET, 0, 0, deny)]
+    return prog
+
+
+def no_new_processes() -> bool:
+    """From now on no thread of this process starts a process or runs a program, nor acts on another
+    process's scheduling, limits, memory or descriptors (seccomp, on every thread at once: TSYNC);
+    threads may still start and set their own process's scheduling. False where the architecture is not known or
+    the kernel refuses the filter (the process then runs as before this rule). For the CPU, where the
+    interpreter runs no toolchain once the candidate is loaded: on a GPU Triton runs ptxas (2026-12-07,
+    verifier 28: torch's libshm forked and exec'd a script of the candidate's as its manager from C++,
+    which no audit event sees, and the script computed the ReLU the candidate returned)."""
+    numbers = _SECCOMP.get(platform.machine())
+    if numbers is None:
+        return False
+    seccomp, arch, clone, clone3, refused = numbers
+    prog = _no_process_program(arch, clone, clone3, refused, _SELF_ONLY.get(platform.machine(), ()),
+                               _OTHERS_REFUSED.get(platform.machine(), ()))
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    fprog = _SockFprog(len(prog), filters)
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return False
+    return libc.syscall(ctypes.c_long(seccomp), ctypes.c_uint(_SECCOMP_SET_MODE_FILTER),
+                        ctypes.c_uint(_SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(fprog)) == 0
+

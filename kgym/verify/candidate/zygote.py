@@ -17,6 +17,8 @@ and then waits on a control socket (SOCK_SEQPACKET, JSON both ways: it unpickles
   release  the parent is done with a child that has exited: reap it (until then the zygote keeps
            it a zombie, so its pid, which the parent may still signal, cannot be reused).
   status   what the zygote holds: threads, descriptors, whether CUDA or Triton's driver started.
+  sweep    end every process in the zygote's tree that it did not fork (what a dead candidate left
+           behind: `_Server.sweep`) and answer how many there were since the last sweep.
   exit
 and reports `exited` (pid, exit code) for each child that ends. It never touches the device, never
 sees a reference, candidate, seed or input, and never runs anything a candidate sent: its only
@@ -222,6 +224,7 @@ class _Server:
     def __init__(self, ctrl: socket.socket):
         self.ctrl = ctrl
         self.children: dict[int, dict[str, Any]] = {}  # pid -> {"code": int|None, "released": bool}
+        self.strangers = 0  # processes it did not fork, reaped or killed since the last sweep
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
@@ -278,6 +281,10 @@ class _Server:
             self.release(msg.get("pid"))
         elif op == "status":
             self.reply({"op": "status", "id": msg.get("id"), **holdings()})
+        elif op == "sweep":
+            left = self.sweep(msg.get("pid"))
+            self.reply({"op": "swept", "id": msg.get("id"), "found": self.strangers, "left": left})
+            self.strangers = 0
         elif op == "exit":
             return False
         else:
@@ -444,9 +451,67 @@ class _Server:
         # outlived its process) comes to it once orphaned, and is reaped here as soon as it ends.
         for pid in _other_children(self.children):
             try:
-                os.waitpid(pid, os.WNOHANG)
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    self.strangers += 1
             except ChildProcessError:
                 pass
+
+    def sweep(self, pid: Any = None, limit_s: float = 5.0, exit_limit_s: float = 10.0) -> int:
+        """End every process in this process's tree that it did not fork, and return how many are left
+        (0 but for a process that would not die within `limit_s`). The zygote is a subreaper, so a
+        process a candidate started (natively: torch's libshm forks and execs its shared-memory manager,
+        whose path the candidate may set, and no audit event fires) stays in this tree when the
+        candidate dies and is reparented here, wherever it moved its session. First every such process
+        and all its descendants are stopped (again and again, until a walk finds none running, so none
+        forks behind the walk), then killed, then reaped. Spares and their own children (Triton's
+        toolchain in a spare's warm-up) are left alone. `pid`: a released child whose whole thread group
+        must have exited first: its leader shows as a zombie while its other threads still exit, and the
+        children of an exiting thread go to another thread of its process, not here, until the last one
+        ends (a process the candidate started was found only after the sweep). The wait is bounded
+        (`exit_limit_s`; a GPU context's teardown is in it): past it the sweep goes on as before the rule,
+        when a zombie leader was taken for a dead process."""
+        deadline = time.monotonic() + exit_limit_s
+        while isinstance(pid, int) and pid in self.children and self.children[pid]["released"]:
+            self.check_children()  # reaps it once it is released and waitable (every thread gone)
+            if pid not in self.children or time.monotonic() >= deadline:
+                break
+            time.sleep(0.0005)
+        deadline = time.monotonic() + limit_s
+        stopped: set[int] = set()
+        while time.monotonic() < deadline:
+            found = [p for p in _tree(_other_children(self.children)) if p not in stopped]
+            if not found:
+                break
+            for p in found:
+                try:
+                    os.kill(p, signal.SIGSTOP)
+                except ProcessLookupError:
+                    pass
+                stopped.add(p)
+        for p in stopped:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            others = _other_children(self.children)
+            for p in others:
+                try:
+                    if os.waitpid(p, os.WNOHANG)[0]:
+                        self.strangers += 1
+                except ChildProcessError:
+                    pass
+            others = _other_children(self.children)
+            if not others:
+                return 0
+            if time.monotonic() >= deadline:
+                return len(_tree(others))
+            for p in _tree(others):  # a stopped process's children, reparented here since
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.001)
 
 
 def _other_children(known: dict[int, Any]) -> list[int]:
@@ -459,6 +524,35 @@ def _other_children(known: dict[int, Any]) -> list[int]:
     except (OSError, ValueError):
         return []
     return [p for p in pids if p not in known]
+
+
+def _children_of(pid: int) -> list[int]:
+    """A process's children (every thread's), from /proc; [] once it is gone."""
+    out: list[int] = []
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                out += [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def _tree(roots: list[int]) -> list[int]:
+    """`roots` and all their descendants, as /proc shows them now."""
+    seen: list[int] = []
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in seen:
+            continue
+        seen.append(pid)
+        todo += _children_of(pid)
+    return seen
 
 
 def _show_in_proc(argv: list[str], env: dict[str, str]) -> bool:
@@ -650,6 +744,15 @@ class ZygoteClient:
     def status(self, timeout: float = 30.0) -> dict[str, Any]:
         self.wait_hello(timeout)
         return self._request({"op": "status"}, None, timeout)
+
+    def sweep(self, pid: int | None = None, timeout: float = 30.0) -> dict[str, Any]:
+        """End every process in the zygote's tree it did not fork (`_Server.sweep`), once the released
+        child `pid` has wholly exited; returns {"found": processes it did not fork, reaped or killed
+        since the last sweep, "left": alive still}."""
+        reply = self._request({"op": "sweep", "pid": pid}, None, timeout)
+        if reply.get("op") != "swept" or type(reply.get("found")) is not int or type(reply.get("left")) is not int:
+            raise self._fail(f"the zygote answered a sweep with {str(reply)[:200]}")
+        return reply
 
     def exit_code(self, pid: int) -> int | None:
         """The child's exit code if the zygote has reported it (reads what is pending, never waits)."""

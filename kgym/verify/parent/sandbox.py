@@ -311,6 +311,9 @@ class CandidateProcess:
         self.reports: list[tuple[str, str]] = []  # (gate, reason), in the order the child wrote them
         self.ready_info: dict[str, Any] | None = None
         self.warming = False  # told to warm up (touch the device), not yet seen ready
+        # What kill() found of processes the candidate's process started and left behind (the zygote's
+        # sweep): how many, ended by then; None on the cold path, where nothing sweeps (docs/spares.md).
+        self.strangers: int | None = None
 
     def _signal_group(self, sig: int) -> bool:
         """Signal the whole process group (the process and any compiler it runs). False if gone."""
@@ -492,6 +495,19 @@ class CandidateProcess:
         except subprocess.TimeoutExpired:
             pass
         self._killed = bool(self.proc.dead()) if isinstance(self.proc, _ForkedProc) else self.proc.poll() is not None
+        if self._killed and isinstance(self.proc, _ForkedProc):
+            # Nothing the process started outlives it (verifier 28): the kill reaches its process group
+            # only, and a process the candidate started in a session of its own (torch's libshm execs a
+            # manager of the candidate's choosing from C++, no audit event) kept a CPU busy while the
+            # parent timed the baselines. Once the candidate is dead, all it left alive is in the
+            # zygote's tree (a subreaper) and is ended there before this returns; a sweep that could
+            # not end them, or no zygote to ask, counts as a process that did not die.
+            try:
+                swept = self.proc.zygote.sweep(self.proc.pid)
+                self.strangers = swept["found"]
+                self._killed = swept["left"] == 0
+            except ZygoteError:
+                self._killed = False
         self.sock.close()
         try:
             os.close(self._report_fd)

@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from kgym.contract import CaseResult, Timing, Verdict
+from kgym.contract import HARD_GATES, CaseResult, Gate, Timing, Verdict
 from kgym.contract.verdict import unstable_baseline_note
 from kgym.verify import timing
 from kgym.verify.candidate.guard import ConstructionRecorder
@@ -162,12 +162,32 @@ class Verifier:
             v.fail(e.kind, e.reason)
         finally:
             proc.kill()
+            self._judge_strangers(proc, v)
             arena.close()
             self._arena = None
             self._model64 = None
             del model
             if device.type == "cuda":
                 torch.cuda.empty_cache()
+
+    def _judge_strangers(self, proc: CandidateProcess, v: VerdictDraft) -> None:
+        """Processes the candidate's process started outside Triton's toolchain, found when it was killed
+        (`CandidateProcess.kill`: the zygote's sweep, which ended them). On the CPU no process may start
+        at all once the candidate is loaded (the interpreter runs no toolchain), so any is isolation,
+        whatever gate failed softly before (a process computing beside the cases earns no partial
+        credit). On a GPU a spare that died in its warm-up may leave a compiler behind: a note only
+        (they were ended before any baseline was timed either way)."""
+        found, proc.strangers = proc.strangers, 0  # judged once (kill() is called again in `verify`'s finally)
+        if not found:
+            return
+        what = (f"{found} process(es) the candidate's process started outside Triton's toolchain outlived its "
+                f"calls or its kill (ended before anything else was timed)")
+        v.notes.append(what)
+        if self.device.type != "cpu" or (v.gate is not None and v.gate in HARD_GATES):
+            return
+        if v.gate is not None:
+            v.notes.append(f"{v.gate.value}: {v.reason[:500]}")
+        v.gate, v.reason, v.passed = Gate.ISOLATION, f"sandbox: {what}", False
 
     def _protocol(self, cfg: VerifyConfig, nominal: list[Any] | None = None) -> tuple[int, int, float]:
         """(timed runs, warm-up runs, memory limit in GB) of a verification under `cfg` on this device;
@@ -465,6 +485,7 @@ class Verifier:
             # host busy while the baseline is timed (a slower baseline inflates every speedup).
             t = time.perf_counter()
             dead = proc.kill()
+            self._judge_strangers(proc, v)
             v.stages_s["candidate_exit"] = time.perf_counter() - t
             t = time.perf_counter()
             if dead:
