@@ -227,8 +227,15 @@ from pathlib import Path
 # On every device, a whole copy put back into its own source through the same views (the autotuner's
 # `restore_value`) gives the source back its state when copied (provenance.py): a hybrid's in-place autotuned
 # epilogue was refused as "not written by a Triton kernel" (tests/exploits/test_autotune_restore_in_place.py).
-VERIFIER_VERSION = "kgym-verify-27"
-VERIFIER_SOURCE_FINGERPRINT = "dad10a0c0fc93e86"
+# 28: the honest sweep's third round (2026-12-07), four honest spellings no longer refused, each rule's attack
+# still refused: `class F(torch.autograd.Function)` (the whole chain names a class, policy.NAMED_CLASSES; any
+# other chain through torch.autograd stays refused), a config builder called at import (`configs=get_configs()`,
+# free_names' inert helper: it reads only imports and builtins and is handed nothing of the candidate's),
+# `__call__` on a plain helper class (not on nn.Module or a library class), and torch.cat/stack as glue
+# (guard.JOIN_OPS: allowed copies whose result is a Triton result only if every part is one)
+# (tests/exploits/test_honest_round3_policy.py, test_cat_glue.py, test_policy_free_names.py).
+VERIFIER_VERSION = "kgym-verify-28"
+VERIFIER_SOURCE_FINGERPRINT = "2fd91d8cb1d45fa4"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

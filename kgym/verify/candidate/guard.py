@@ -61,6 +61,9 @@ ALLOWED_OPS = frozenset({
     "_has_compatible_shallow_copy_type", "is_same_size", "size", "stride", "storage_offset",
     "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "dim", "numel", "is_contiguous",
     "record_stream",
+    # joins: copies of several tensors into one new one (glue around Triton kernels: a batch processed in
+    # chunks and joined); provenance taints the result unless every part is a Triton result (`_track`)
+    "cat", "stack",
     # `detach_` (autograd metadata in place, no value read or written): torch.tensor(v) calls it on the tensor
     # it makes, and an honest forward's `torch.tensor(self.scale, device=x.device)` was refused by the
     # profile audit (the honest sweep's second round, verifier 26)
@@ -99,6 +102,8 @@ COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fres
 ZERO_OPS = frozenset({"zeros", "zeros_like", "new_zeros"})  # fresh and zero-filled
 # fill_ reads its value from a tensor when given one (fill_.Tensor, a 0-d view of an input): a copy of
 # that tensor, as copy_ is (`out[i, j].fill_(x[j, i])` moved every byte of a transpose, 2026-12-04).
+# Ops that copy a list of tensors (their first argument) into their result, for provenance.
+JOIN_OPS = frozenset({"cat", "stack"})
 WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from": (1, 0),
              "_copy_from_and_resize": (1, 0)}
 
@@ -566,6 +571,14 @@ class ComputeGuard:
                     prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src),
                                 whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t),
                                 layout=(_layout(t), _layout(src)))
+        elif name in JOIN_OPS:
+            # every part is copied into the result (a new storage, or `out=`): a Triton result only if
+            # every part is one; a part from an input, a parameter or a tainted storage taints it
+            parts = _plain_tensors(args[0] if args else ())
+            for t in _plain_tensors(result):
+                dst = accessors.storage_ptr(t)
+                for part in parts:
+                    prov.copied(dst, accessors.storage_ptr(part), whole=False)
         elif name in WRITE_OPS:
             dst_i, src_i = WRITE_OPS[name]
             dst = args[dst_i] if len(args) > dst_i else None
