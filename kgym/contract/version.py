@@ -231,11 +231,12 @@ from pathlib import Path
 # still refused: `class F(torch.autograd.Function)` (the whole chain names a class, policy.NAMED_CLASSES; any
 # other chain through torch.autograd stays refused), a config builder called at import (`configs=get_configs()`,
 # free_names' inert helper: it reads only imports and builtins and is handed nothing of the candidate's),
-# `__call__` on a plain helper class (not on nn.Module or a library class), and torch.cat/stack as glue
-# (guard.JOIN_OPS: allowed copies whose result is a Triton result only if every part is one)
-# (tests/exploits/test_honest_round3_policy.py, test_cat_glue.py, test_policy_free_names.py).
+# `__call__` on a plain helper class (not on nn.Module or a library class), and torch.cat/stack, flip and F.pad's
+# constant mode as glue (guard.JOIN_OPS, MOVE_OPS, `pad` in VIEW_COMPOSITES: allowed copies whose result is a
+# Triton result only if every part copied is one) (tests/exploits/test_honest_round3_policy.py, test_copy_glue.py,
+# test_policy_free_names.py).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "2fd91d8cb1d45fa4"
+VERIFIER_SOURCE_FINGERPRINT = "30f24fa417ab622f"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 
