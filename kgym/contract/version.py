@@ -233,10 +233,11 @@ from pathlib import Path
 # free_names' inert helper: it reads only imports and builtins and is handed nothing of the candidate's),
 # `__call__` on a plain helper class (not on nn.Module or a library class), and torch.cat/stack, flip and F.pad's
 # constant mode as glue (guard.JOIN_OPS, MOVE_OPS, `pad` in VIEW_COMPOSITES: allowed copies whose result is a
-# Triton result only if every part copied is one) (tests/exploits/test_honest_round3_policy.py, test_copy_glue.py,
-# test_policy_free_names.py).
+# Triton result only if every part copied is one or a constant fill of this forward, provenance's `constant`), and
+# `x.select(dim, i)` called at once (policy.CALLED_ONLY_ATTRIBUTES: `select` is also a stdlib module's name)
+# (tests/exploits/test_honest_round3_policy.py, test_copy_glue.py, test_policy_free_names.py).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "30f24fa417ab622f"
+VERIFIER_SOURCE_FINGERPRINT = "d84793d6930eceb7"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

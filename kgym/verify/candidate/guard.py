@@ -103,6 +103,8 @@ FRESH_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new
 # timed run another launch signature: honest, refused as isolation, the honest sweep's second round.)
 COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fresh_copy"})
 ZERO_OPS = frozenset({"zeros", "zeros_like", "new_zeros"})  # fresh and zero-filled
+# fresh and filled with one constant (provenance's `constant`: a join's part that carries no input)
+CONSTANT_OPS = ZERO_OPS | {"ones", "ones_like", "new_ones", "full", "full_like", "new_full"}
 # fill_ reads its value from a tensor when given one (fill_.Tensor, a 0-d view of an input): a copy of
 # that tensor, as copy_ is (`out[i, j].fill_(x[j, i])` moved every byte of a transpose, 2026-12-04).
 # Ops whose result is a copy of their first argument with its values moved (never a whole copy: no role kept).
@@ -567,7 +569,7 @@ class ComputeGuard:
                 prov.allocated(ptr)
         if name in FRESH_OPS:
             for t in _plain_tensors(result):
-                prov.allocated(accessors.storage_ptr(t), zero=name in ZERO_OPS)
+                prov.allocated(accessors.storage_ptr(t), zero=name in ZERO_OPS, constant=name in CONSTANT_OPS)
         elif name in COPY_RESULT_OPS or name in ("copy", "fill") or name in MOVE_OPS:
             src = args[1] if name in ("copy", "fill") and len(args) > 1 else (args[0] if args else None)
             for t in _plain_tensors(result):
@@ -579,11 +581,9 @@ class ComputeGuard:
         elif name in JOIN_OPS:
             # every part is copied into the result (a new storage, or `out=`): a Triton result only if
             # every part is one; a part from an input, a parameter or a tainted storage taints it
-            parts = _plain_tensors(args[0] if args else ())
+            parts = [accessors.storage_ptr(t) for t in _plain_tensors(args[0] if args else ())]
             for t in _plain_tensors(result):
-                dst = accessors.storage_ptr(t)
-                for part in parts:
-                    prov.copied(dst, accessors.storage_ptr(part), whole=False)
+                prov.joined(accessors.storage_ptr(t), parts)
         elif name in WRITE_OPS:
             dst_i, src_i = WRITE_OPS[name]
             dst = args[dst_i] if len(args) > dst_i else None

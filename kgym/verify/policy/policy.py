@@ -110,6 +110,12 @@ KERNEL_SAFE_ATTRIBUTES = frozenset({
     "fp_mantissa_width", "int_bitwidth", "name", "block_shape", "strides", "base",
 })
 
+# Banned names (a stdlib module's) that are also tensor methods: allowed where the attribute is called at
+# once (`x.select(dim, i)`, a view), since a module cannot be called and a chain through it (`m.select.poll`)
+# is no call of `select`. Chains from imported modules are still resolved (`_resolve_chain`). The honest
+# sweep's third round, 2026-12-07: the reference's own `x.select(self.dim, 0)` was refused by name.
+CALLED_ONLY_ATTRIBUTES = frozenset({"select"})
+
 ALLOWED_DUNDERS = {"__init__"}
 # Builtin classes a candidate's class may subclass (besides its own and torch's or Triton's).
 ALLOWED_BASES = frozenset({"object", "Exception", "ValueError", "RuntimeError", "TypeError", "NotImplementedError"})
@@ -432,7 +438,8 @@ class _Checker(ast.NodeVisitor):
                     and self.self_is_instance[-1]):
                 self.flag(node, "private", f"private attribute {attr!r} is not allowed "
                           "(torch._C, torch._dynamo and friends are off limits)")
-        elif attr in BANNED_ATTRIBUTES:
+        elif attr in BANNED_ATTRIBUTES and not (attr in CALLED_ONLY_ATTRIBUTES and isinstance(node, ast.Attribute)
+                                                and _is_called(node)):
             self.flag(node, "attribute", f"attribute {attr!r} is not allowed")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -656,6 +663,12 @@ def _is_module_like(name: str) -> bool:
     """`from torch import nn` imports a module; `from torch import empty` a function."""
     return name in {"nn", "functional", "language", "extra", "libdevice", "runtime", "compiler",
                     "testing", "utils", "ops", "jit", "fx", "library", "backends", "autograd"}
+
+
+def _is_called(node: ast.Attribute) -> bool:
+    """`node` is the callee of a call (`x.select(...)`), not a value read or passed on."""
+    parent = getattr(node, "_parent", None)
+    return isinstance(parent, ast.Call) and parent.func is node
 
 
 def _plain_class(node: ast.AST | None) -> bool:
