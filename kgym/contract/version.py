@@ -237,7 +237,7 @@ from pathlib import Path
 # `x.select(dim, i)` called at once (policy.CALLED_ONLY_ATTRIBUTES: `select` is also a stdlib module's name)
 # (tests/exploits/test_honest_round3_policy.py, test_copy_glue.py, test_policy_free_names.py).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "d84793d6930eceb7"
+VERIFIER_SOURCE_FINGERPRINT = "08bca96d33a87e91"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

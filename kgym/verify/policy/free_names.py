@@ -225,13 +225,15 @@ class _TopLevel:
                   "use an allowed builtin; a name the candidate does not bind may hold anything at run time)")
 
     def inert_reads(self, fn: ast.FunctionDef) -> set[str] | None:
-        """The global names an undecorated top-level function reads, when it is inert: its body defines
-        no function, lambda or class, does not yield or declare globals, computes no callee, and reads
-        none of the candidate's functions, classes or lambdas. None when it is not inert. Called at
+        """The global names an undecorated top-level function reads, when it is inert: its defaults are
+        literal constants, its body defines no function, lambda or class, does not yield or declare
+        globals, computes no callee, and reads none of the candidate's functions, classes or lambdas.
+        None when it is not inert. Called at
         import where `_runs_library_only` says so, it runs what the same lines would run at top level
         (Triton's tutorial builds its autotune configs this way: `configs=get_autotune_config()`)."""
-        if fn.decorator_list:
-            return None
+        if fn.decorator_list or not all(isinstance(d, ast.Constant) for d in
+                                        [*fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]):
+            return None  # a default is bound when the def runs: `def f(k=kernel)` would hand its body a kernel
         local = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
         local |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
         reads: set[str] = set()
