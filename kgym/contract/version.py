@@ -247,8 +247,17 @@ from pathlib import Path
 # (tests/exploits/test_parent_scheduling.py). And os.utime / os.setxattr / os.removexattr are path events of the
 # audit hook (outside the private dir refused): a candidate stored data in a file's times and user attributes,
 # which Landlock does not cover, for later candidates to read (tests/exploits/test_metadata_channel.py).
+# 28 also: the honest sweep's third round (2026-12-07), four honest spellings no longer refused, each rule's attack
+# still refused: `class F(torch.autograd.Function)` (the whole chain names a class, policy.NAMED_CLASSES; any
+# other chain through torch.autograd stays refused), a config builder called at import (`configs=get_configs()`,
+# free_names' inert helper: it reads only imports and builtins and is handed nothing of the candidate's),
+# `__call__` on a plain helper class (not on nn.Module or a library class), and torch.cat/stack, flip and F.pad's
+# constant mode as glue (guard.JOIN_OPS, MOVE_OPS, `pad` in VIEW_COMPOSITES: allowed copies whose result is a
+# Triton result only if every part copied is one or a constant fill of this forward, provenance's `constant`), and
+# `x.select(dim, i)` called at once (policy.CALLED_ONLY_ATTRIBUTES: `select` is also a stdlib module's name)
+# (tests/exploits/test_honest_round3_policy.py, test_copy_glue.py, test_policy_free_names.py).
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "cb270ddf94ab58d1"
+VERIFIER_SOURCE_FINGERPRINT = "f665541b993f5b3b"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

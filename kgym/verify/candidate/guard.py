@@ -61,6 +61,12 @@ ALLOWED_OPS = frozenset({
     "_has_compatible_shallow_copy_type", "is_same_size", "size", "stride", "storage_offset",
     "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "dim", "numel", "is_contiguous",
     "record_stream",
+    # joins: copies of several tensors into one new one (glue around Triton kernels: a batch processed in
+    # chunks and joined); provenance taints the result unless every part is a Triton result (`_track`)
+    "cat", "stack",
+    # copies of one tensor that move its values (flip) or add a constant border (F.pad's constant mode):
+    # provenance treats the result as a copy of its first argument (`MOVE_OPS`)
+    "flip", "constant_pad_nd",
     # `detach_` (autograd metadata in place, no value read or written): torch.tensor(v) calls it on the tensor
     # it makes, and an honest forward's `torch.tensor(self.scale, device=x.device)` was refused by the
     # profile audit (the honest sweep's second round, verifier 26)
@@ -97,8 +103,14 @@ FRESH_OPS = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new
 # timed run another launch signature: honest, refused as isolation, the honest sweep's second round.)
 COPY_RESULT_OPS = frozenset({"clone", "_to_copy", "to", "contiguous", "lift_fresh_copy"})
 ZERO_OPS = frozenset({"zeros", "zeros_like", "new_zeros"})  # fresh and zero-filled
+# fresh and filled with one constant (provenance's `constant`: a join's part that carries no input)
+CONSTANT_OPS = ZERO_OPS | {"ones", "ones_like", "new_ones", "full", "full_like", "new_full"}
 # fill_ reads its value from a tensor when given one (fill_.Tensor, a 0-d view of an input): a copy of
 # that tensor, as copy_ is (`out[i, j].fill_(x[j, i])` moved every byte of a transpose, 2026-12-04).
+# Ops whose result is a copy of their first argument with its values moved (never a whole copy: no role kept).
+MOVE_OPS = frozenset({"flip", "constant_pad_nd"})
+# Ops that copy a list of tensors (their first argument) into their result, for provenance.
+JOIN_OPS = frozenset({"cat", "stack"})
 WRITE_OPS = {"copy_": (0, 1), "fill_": (0, 1), "zero_": (0, None), "_copy_from": (1, 0),
              "_copy_from_and_resize": (1, 0)}
 
@@ -557,8 +569,8 @@ class ComputeGuard:
                 prov.allocated(ptr)
         if name in FRESH_OPS:
             for t in _plain_tensors(result):
-                prov.allocated(accessors.storage_ptr(t), zero=name in ZERO_OPS)
-        elif name in COPY_RESULT_OPS or name in ("copy", "fill"):
+                prov.allocated(accessors.storage_ptr(t), zero=name in ZERO_OPS, constant=name in CONSTANT_OPS)
+        elif name in COPY_RESULT_OPS or name in ("copy", "fill") or name in MOVE_OPS:
             src = args[1] if name in ("copy", "fill") and len(args) > 1 else (args[0] if args else None)
             for t in _plain_tensors(result):
                 if accessors.is_plain_tensor(src):
@@ -566,6 +578,12 @@ class ComputeGuard:
                     prov.copied(accessors.storage_ptr(t), accessors.storage_ptr(src),
                                 whole=name in COPY_RESULT_OPS and covers_storage(src) and covers_storage(t),
                                 layout=(_layout(t), _layout(src)))
+        elif name in JOIN_OPS:
+            # every part is copied into the result (a new storage, or `out=`): a Triton result only if
+            # every part is one; a part from an input, a parameter or a tainted storage taints it
+            parts = [accessors.storage_ptr(t) for t in _plain_tensors(args[0] if args else ())]
+            for t in _plain_tensors(result):
+                prov.joined(accessors.storage_ptr(t), parts)
         elif name in WRITE_OPS:
             dst_i, src_i = WRITE_OPS[name]
             dst = args[dst_i] if len(args) > dst_i else None
@@ -608,7 +626,10 @@ COMPOSITE_OPS = frozenset({"linear", "matmul", "conv1d", "conv2d", "conv3d", "ei
 # matrix, has none). `tests/exploits/test_view_composite_ops.py` checks each is still kernel-free in this torch.
 VIEW_COMPOSITES = frozenset({"numpy_T", "mT", "mH", "matrix_H", "adjoint", "ravel", "reshape_as",
                              "broadcast_to", "swapdims", "moveaxis", "type_as", "tensor_split", "atleast_1d",
-                             "atleast_2d", "atleast_3d"})
+                             "atleast_2d", "atleast_3d",
+                             # F.pad: its children are constant_pad_nd (an allowed copy, MOVE_OPS) or a
+                             # reflect/replicate/circular pad (refused by name); verifier 28
+                             "pad"})
 
 
 def unjudged_dispatches(events: Iterable[Any], handled: int, records_range: bool = False) -> list[str]:

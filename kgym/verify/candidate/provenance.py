@@ -40,6 +40,10 @@ class Provenance:
 
     def reset(self) -> None:
         self.fresh: set[int] = set()
+        # allocated in this forward already filled with a constant (zeros, ones, full) and not written since:
+        # a part of a join (cat, stack) that carries no input's content, so it neither taints the join nor
+        # makes it a Triton result (`joined`); an `empty` part is not one (its bytes are whatever was there)
+        self.constant: set[int] = set()
         self.tainted: set[int] = set()
         self.triton: set[int] = set()
         self.origin: dict[int, str] = {p: self._root_role(p, r) for p, r in self.roots.items()}
@@ -56,9 +60,10 @@ class Provenance:
             return "written"
         return role
 
-    def allocated(self, ptr: int, zero: bool = False) -> None:
+    def allocated(self, ptr: int, zero: bool = False, constant: bool = False) -> None:
         self.snapshots.pop(ptr, None)
         self.fresh.add(ptr)
+        (self.constant.add if constant else self.constant.discard)(ptr)
         self.tainted.discard(ptr)  # a new allocation at a recycled address
         self.triton.discard(ptr)
         self._set_origin(ptr, "zero" if zero else None)
@@ -77,6 +82,7 @@ class Provenance:
     def written(self, ptr: int) -> None:
         """torch computed into `ptr` (a library call's result or out=): no role of its own."""
         self.snapshots.pop(ptr, None)
+        self.constant.discard(ptr)
         self._set_origin(ptr, None)
 
     def copied(self, dst: int, src: int | None, whole: bool = False, zero: bool = False,
@@ -94,6 +100,7 @@ class Provenance:
         bytes are the ones `dst` held (the same views both ways: a transposed view of the copy put back would
         move data), so no copy of torch's does a data movement a decoy launch then blesses."""
         self.snapshots.pop(dst, None)
+        self.constant.discard(dst)
         if whole and src is not None and dst != src and dst not in self.roots and layout:
             own = self.snapshots.get(src)
             if own is not None and own[0] == dst and own[1] == (layout[1], layout[0]):
@@ -124,9 +131,22 @@ class Provenance:
             self.tainted.add(dst)
             self.triton.discard(dst)
 
+    def joined(self, dst: int, parts: list[int]) -> None:
+        """torch copied `parts` into `dst` (cat, stack): `dst` is a Triton result only if every part is one
+        or a constant fill of this forward (`constant`: the zero column of an exclusive scan); any other
+        part (an input, a parameter, a library result, an `empty`, a tainted copy) taints it."""
+        for part in parts:
+            if part in self.constant and part != dst:
+                self.constant.discard(dst)
+                self.snapshots.pop(dst, None)
+                self._set_origin(dst, None)
+                continue
+            self.copied(dst, part)
+
     def launched(self, ptrs: list[int]) -> None:
         for p in ptrs:
             self.snapshots.pop(p, None)  # the kernel may have written it: no longer a copy of its source
+            self.constant.discard(p)
             self.handed.add(p)
             # the kernel may have written it (an input it wrote fails the input check on its own)
             if p in self.roots:

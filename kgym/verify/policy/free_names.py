@@ -138,6 +138,9 @@ class _TopLevel:
         self.callables = callables  # names the candidate binds to its own functions, classes, lambdas
         self.own: set[str] = set()  # every name the candidate binds at top level (not imports)
         self.imported: set[str] = set()  # names bound by top-level imports: the libraries it may call
+        # top-level functions whose body calls only libraries and builtins (config builders): name -> the
+        # global names the body reads (see _inert_reads)
+        self.inert: dict[str, set[str]] = {}
 
     def flag(self, node: ast.AST, rule: str, message: str) -> None:
         self.problems.append(NameProblem(getattr(node, "lineno", 0), rule, message))
@@ -149,6 +152,11 @@ class _TopLevel:
             self.statement(stmt, bound, outer)
             for name in _binds(stmt):
                 bound.add(name)
+                self.inert.pop(name, None)  # rebound: no longer the helper judged below
+                if top and isinstance(stmt, ast.FunctionDef):
+                    reads = self.inert_reads(stmt)
+                    if reads is not None:
+                        self.inert[name] = reads
                 if top and isinstance(stmt, (ast.Import, ast.ImportFrom)):
                     self.imported.add(name)
                 elif top:
@@ -182,7 +190,7 @@ class _TopLevel:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                     self.check_read(node, bound | local, outer)
                 elif isinstance(node, ast.Call):
-                    self.check_call(node, id(node) in in_decorator)
+                    self.check_call(node, id(node) in in_decorator, bound)
         if isinstance(stmt, ast.ClassDef):  # the body runs now, in a scope of its own
             self.block(stmt.body, set(), outer | bound, top=False)
             return
@@ -206,7 +214,7 @@ class _TopLevel:
                     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                         self.check_read(node, captured, outer)
                     elif isinstance(node, ast.Call):
-                        self.check_call(node, False)
+                        self.check_call(node, False, captured)
             self.block(case.body, captured, outer, top=False)
 
     def check_read(self, node: ast.Name, bound: set[str], outer: set[str]) -> None:
@@ -216,10 +224,57 @@ class _TopLevel:
         self.flag(node, "free-name", f"{name!r} is not bound at this point (import it, define it, or "
                   "use an allowed builtin; a name the candidate does not bind may hold anything at run time)")
 
-    def check_call(self, call: ast.Call, in_decorator: bool) -> None:
+    def inert_reads(self, fn: ast.FunctionDef) -> set[str] | None:
+        """The global names an undecorated top-level function reads, when it is inert: its defaults are
+        literal constants, its body defines no function, lambda or class, does not yield or declare
+        globals, computes no callee, and reads none of the candidate's functions, classes or lambdas.
+        None when it is not inert. Called at
+        import where `_runs_library_only` says so, it runs what the same lines would run at top level
+        (Triton's tutorial builds its autotune configs this way: `configs=get_autotune_config()`)."""
+        if fn.decorator_list or not all(isinstance(d, ast.Constant) for d in
+                                        [*fn.args.defaults, *(d for d in fn.args.kw_defaults if d is not None)]):
+            return None  # a default is bound when the def runs: `def f(k=kernel)` would hand its body a kernel
+        local = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        local |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+        reads: set[str] = set()
+        for stmt in fn.body:
+            for node in ast.walk(stmt):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Yield,
+                                     ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)):
+                    return None
+                if isinstance(node, ast.Call) and not isinstance(_root(node.func), (ast.Name, ast.Constant)):
+                    return None  # a computed callee
+                if isinstance(node, ast.Name):
+                    if isinstance(node.ctx, ast.Load):
+                        if node.id in self.callables:
+                            return None
+                        reads.add(node.id)
+                    else:
+                        local.add(node.id)
+        return reads - local
+
+    def _runs_library_only(self, call: ast.Call, bound: set[str]) -> bool:
+        """A call, at this point of the import, of an inert helper that reads only imports not rebound
+        since and builtins the candidate has not rebound (judged at the call: a later `print = launch`
+        changes it), with arguments that name nothing of the candidate's: so its locals hold only what
+        libraries, builtins and literals made, none of the candidate's code, and every callee in it is
+        library code, as at top level. An own global (`K = kernel`, an alias the callable set misses)
+        is not readable from it."""
+        func = call.func
+        reads = self.inert.get(func.id) if isinstance(func, ast.Name) else None
+        if reads is None or reads & self.own or reads & self.callables:
+            return False
+        if not all(r in self.imported and r in bound or r in ALLOWED_BUILTINS for r in reads):
+            return False
+        return not any(isinstance(n, ast.Name) and (n.id in self.own or n.id in self.callables)
+                       for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a))
+
+    def check_call(self, call: ast.Call, in_decorator: bool, bound: set[str]) -> None:
         root = _root(call.func)
         if isinstance(root, ast.Constant):
             pass  # a literal's method ('x'.upper()): no candidate code
+        elif self._runs_library_only(call, bound):
+            pass  # an inert helper whose every global is bound by now: it runs library code only
         elif not isinstance(root, ast.Name) or root.id in self.own or not (
                 root.id in self.imported or root.id in ALLOWED_BUILTINS):
             # Only a library (an import) or a builtin may be called at import: a name bound by a

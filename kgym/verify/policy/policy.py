@@ -110,6 +110,12 @@ KERNEL_SAFE_ATTRIBUTES = frozenset({
     "fp_mantissa_width", "int_bitwidth", "name", "block_shape", "strides", "base",
 })
 
+# Banned names (a stdlib module's) that are also tensor methods: allowed where the attribute is called at
+# once (`x.select(dim, i)`, a view), since a module cannot be called and a chain through it (`m.select.poll`)
+# is no call of `select`. Chains from imported modules are still resolved (`_resolve_chain`). The honest
+# sweep's third round, 2026-12-07: the reference's own `x.select(self.dim, 0)` was refused by name.
+CALLED_ONLY_ATTRIBUTES = frozenset({"select"})
+
 ALLOWED_DUNDERS = {"__init__"}
 # Builtin classes a candidate's class may subclass (besides its own and torch's or Triton's).
 ALLOWED_BASES = frozenset({"object", "Exception", "ValueError", "RuntimeError", "TypeError", "NotImplementedError"})
@@ -154,6 +160,14 @@ ALLOWED_MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.init", 
 def _module_allowed(name: str) -> bool:
     return name in ALLOWED_MODULES or name.startswith("triton.language.")
 
+
+# Classes a candidate may name whole (as a base, mostly) although their module is off limits: the
+# chain must end at the class (`torch.autograd.Function.x`, `torch.autograd.grad` stay refused). A
+# custom autograd Function's forward runs under the same guard, profiler and launch hooks as any
+# other code of the candidate's; the class is the common way models wrap a Triton kernel (the honest
+# sweep's third round, 2026-12-07: `class F(torch.autograd.Function)` was refused by the policy).
+NAMED_CLASSES = frozenset({"torch.autograd.Function"})
+_NAMED_CLASS_MODULES = frozenset(p.split(".")[-2] for p in NAMED_CLASSES)
 
 # Callables of the allowed modules that evaluate strings or reach objects by name (the unpickler).
 _BANNED_CALLABLES = ("torch.load", "torch.save")
@@ -375,7 +389,29 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "dunder", f"use of {node.id!r} is not allowed")
         self.generic_visit(node)
 
+    def _named_class(self, node: ast.AST) -> bool:
+        """`node` is, or is the module part of, a whole chain naming a class of NAMED_CLASSES
+        (`torch.autograd.Function`, read only: not followed on, assigned or deleted)."""
+        if not isinstance(node, ast.Attribute):
+            return False
+        parent = getattr(node, "_parent", None)
+        if isinstance(parent, ast.Attribute) and parent.value is node and node.attr in _NAMED_CLASS_MODULES:
+            node, parent = parent, getattr(parent, "_parent", None)  # the module part: judge the whole chain
+        if isinstance(parent, ast.Attribute) or not isinstance(node.ctx, ast.Load):
+            return False
+        chain = _attr_chain(node)
+        if not chain or chain[0] not in self.module_paths:
+            return False
+        path = ".".join([self.module_paths[chain[0]], *chain[1:]])
+        if path not in NAMED_CLASSES:
+            return False
+        root, *attrs = path.split(".")
+        named = _lookup(root, attrs)
+        return isinstance(named, type) and _lookup(self.module_paths[chain[0]], chain[1:]) is named
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self._named_class(node):
+            return  # a class named whole, through a module the chain rules otherwise refuse
         self._check_attr_name(node, node.attr, node.value)
         chain = _attr_chain(node)
         self._module_as_value(node, chain)
@@ -402,7 +438,8 @@ class _Checker(ast.NodeVisitor):
                     and self.self_is_instance[-1]):
                 self.flag(node, "private", f"private attribute {attr!r} is not allowed "
                           "(torch._C, torch._dynamo and friends are off limits)")
-        elif attr in BANNED_ATTRIBUTES:
+        elif attr in BANNED_ATTRIBUTES and not (attr in CALLED_ONLY_ATTRIBUTES and isinstance(node, ast.Attribute)
+                                                and _is_called(node)):
             self.flag(node, "attribute", f"attribute {attr!r} is not allowed")
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -472,7 +509,8 @@ class _Checker(ast.NodeVisitor):
             self.flag(node, "name", "type() with more than one argument builds a class from computed names")
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDERS:
+        if node.name.startswith("__") and node.name.endswith("__") and node.name not in ALLOWED_DUNDERS \
+                and not (node.name == "__call__" and _plain_class(getattr(node, "_parent", None))):
             self.flag(node, "dunder", f"defining {node.name!r} is not allowed (protocol hooks such as "
                       "__array_interface__ or __del__ run outside forward())")
         if not _is_jit(node):
@@ -625,6 +663,22 @@ def _is_module_like(name: str) -> bool:
     """`from torch import nn` imports a module; `from torch import empty` a function."""
     return name in {"nn", "functional", "language", "extra", "libdevice", "runtime", "compiler",
                     "testing", "utils", "ops", "jit", "fx", "library", "backends", "autograd"}
+
+
+def _is_called(node: ast.Attribute) -> bool:
+    """`node` is the callee of a call (`x.select(...)`), not a value read or passed on."""
+    parent = getattr(node, "_parent", None)
+    return isinstance(parent, ast.Call) and parent.func is node
+
+
+def _plain_class(node: ast.AST | None) -> bool:
+    """A class statement with no base but `object` and no keywords: `__call__` may be defined there. It
+    runs only where the candidate's own code calls the object (a launcher, a helper), as a function
+    would; on a subclass of nn.Module or of any library class it would replace the library's own
+    protocol (nn.Module.__call__, which the harness calls), so there it stays refused (the honest sweep's
+    third round, 2026-12-07: a launcher class with `__call__` was refused by the policy)."""
+    return isinstance(node, ast.ClassDef) and not node.keywords and all(
+        isinstance(b, ast.Name) and b.id == "object" for b in node.bases)
 
 
 def _attr_chain(node: ast.Attribute) -> list[str] | None:
