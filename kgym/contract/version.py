@@ -256,8 +256,12 @@ from pathlib import Path
 # Triton result only if every part copied is one or a constant fill of this forward, provenance's `constant`), and
 # `x.select(dim, i)` called at once (policy.CALLED_ONLY_ATTRIBUTES: `select` is also a stdlib module's name)
 # (tests/exploits/test_honest_round3_policy.py, test_copy_glue.py, test_policy_free_names.py).
+# 28 also, from the GPU run of 28 (H100, 2026-12-07): every Triton launcher build on a GPU was refused by 26's
+# path rule (shutil.rmtree's `os.remove(name, dir_fd=fd)` in Triton's build dir): a relative path with a
+# directory descriptor is now resolved in the descriptor's directory (/proc/self/fd), as the kernel resolves it;
+# and torch's join and flip device kernels count as copies on a GPU, as the CPU's provenance rule counts them.
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "f665541b993f5b3b"
+VERIFIER_SOURCE_FINGERPRINT = "7866c4b5bf27b4b8"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

@@ -483,7 +483,8 @@ def _sealed_hook(tripwire: AuditTripwire) -> Callable[[str, tuple], None]:
         PROFILE_SETTERS=frozenset(tripwire.profile_setters), INTERPRETER_REWRITING=tripwire.interpreter_rewriting,
         REPORT=tripwire.report, VIOLATIONS=tripwire.violations, getframe=sys._getframe,
         realpath=paths["realpath"], fsdecode=paths["fsdecode"], isfile=paths["isfile"],
-        basename=paths["basename"], PathLike=os.PathLike, startswith=str.startswith, endswith=str.endswith,
+        basename=paths["basename"], joinpath=paths["join"], readlink=os.readlink, PathLike=os.PathLike,
+        startswith=str.startswith, endswith=str.endswith,
         str_eq=str.__eq__,
         WATCHED=_DENY_PREFIXES + _PATH_EVENTS + _PROCESS_EVENTS, C_AFTER_LOAD=bool(tripwire.compiles_launchers))
     for f in _SEALED_FUNCTIONS:
@@ -523,7 +524,7 @@ def _sealed_paths(sealed_builtins: dict) -> dict[str, Any]:
                                      fsdecode=ns["fsdecode"], fsencode=ns["fsencode"],
                                      sep=os.sep)
     ns["stat"] = types.SimpleNamespace(S_ISLNK=stat.S_ISLNK, S_ISREG=stat.S_ISREG, S_ISDIR=stat.S_ISDIR)
-    return {name: ns[name] for name in ("realpath", "isfile", "basename", "fsdecode")}
+    return {name: ns[name] for name in ("realpath", "isfile", "basename", "fsdecode", "join")}
 
 
 def _path_fsdecode(filename):  # sealed (_sealed_paths): os.fsdecode with its encoding bound
@@ -669,17 +670,29 @@ def _path_event_ok(event, args):
         if event == name:
             if len(args) <= max(paths + dir_fds):
                 return False
-            relative = False
+            relative = []
             for i in paths:
                 p = args[i]
                 if isinstance(p, (bytes, PathLike)):
                     p = fsdecode(p)
                 if not (isinstance(p, str) and _path_ok(p)):
                     return False
-                relative = relative or not startswith(p, "/")
+                if not startswith(p, "/"):
+                    relative.append(p)
             for i in dir_fds:
-                if relative and args[i] is not None and args[i] != -1:
-                    return False
+                fd = args[i]
+                if relative and fd is not None and fd != -1:
+                    # Resolved in the descriptor's directory, as the kernel resolves it (shutil.rmtree's
+                    # fd-based walk removes Triton's launcher build dir so: `os.remove(name, dir_fd=fd)`).
+                    if type(fd) is not int or fd < 0:
+                        return False
+                    try:
+                        base = readlink("/proc/self/fd/" + str(fd))
+                    except OSError:
+                        return False
+                    for p in relative:
+                        if not startswith(realpath(joinpath(base, p)), WRITABLE_DIR):
+                            return False
             return True
     return _path_ok(args[0])
 

@@ -361,9 +361,12 @@ def _instance_dict(obj: Any) -> dict:
 
 
 # Device kernels that only move or fill memory, or that the timing protocol itself queues (the L2
-# flush's fill, the hold's spin): allowed on top of the verified runs' kernels.
+# flush's fill, the hold's spin): allowed on top of the verified runs' kernels. torch's join (cat and
+# stack) and flip kernels are copies too: the guard's provenance rule judges what they copy, on every
+# device alike (a join is Triton work only where every part is); without them here the GPU refused an
+# honest join of Triton results that the CPU passed (H100, 2026-12-07: tests/exploits/test_copy_glue.py).
 _HARNESS_KERNEL_MARKS = ("FillFunctor", "direct_copy_kernel", "copy_kernel", "Memcpy", "Memset",
-                         "memcpy", "memset", "spin_kernel")
+                         "memcpy", "memset", "spin_kernel", "CatArrayBatchedCopy", "flip_kernel_impl")
 
 
 def is_copy_or_fill_kernel(name: str) -> bool:
