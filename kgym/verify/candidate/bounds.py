@@ -56,6 +56,14 @@ def _inside(addr: np.ndarray, size: int) -> np.ndarray:
     return inside
 
 
+def _all_inside(addr: np.ndarray, size: int) -> bool:
+    """Every lane's element inside one span: the common case, two reductions instead of a mask per span."""
+    if addr.size == 0:
+        return True
+    lo, hi = int(addr.min()), int(addr.max()) + size
+    return any(start <= lo and hi <= end for start, end in _spans or ())
+
+
 def _poison(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     dt = np.dtype(dtype)
     return np.frombuffer(bytes([POISON_BYTE]) * (dt.itemsize * int(np.prod(shape, dtype=np.int64))),
@@ -88,14 +96,20 @@ def install() -> None:
         finally:
             _spans = previous
 
-    def lanes(ptrs: Any, mask: Any) -> tuple[np.ndarray, np.ndarray]:
+    def lanes(ptrs: Any, mask: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        """(mask, inside) of each lane; None when every lane is inside one span (nothing to change)."""
         addr = np.asarray(ptrs.data).astype(np.uint64, copy=False)
         size = np.dtype(np_dtype(ptrs.get_element_ty())).itemsize
+        if _all_inside(addr, size):
+            return None
         m = np.broadcast_to(np.asarray(mask.data, dtype=bool), addr.shape)
         return m, _inside(addr, size)
 
     def masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
-        m, inside = lanes(ptrs, mask)
+        judged = lanes(ptrs, mask)
+        if judged is None:
+            return load(self, ptrs, mask, other, cache_policy, is_volatile)
+        m, inside = judged
         outside = m & ~inside
         if outside.any():
             dtype_tt = ptrs.get_element_ty()
@@ -106,13 +120,19 @@ def install() -> None:
         return load(self, ptrs, mask, other, cache_policy, is_volatile)
 
     def masked_store(self, ptrs, value, mask, cache_policy):
-        m, inside = lanes(ptrs, mask)
+        judged = lanes(ptrs, mask)
+        if judged is None:
+            return store(self, ptrs, value, mask, cache_policy)
+        m, inside = judged
         if (m & ~inside).any():
             mask = handle_cls(m & inside, int1)
         return store(self, ptrs, value, mask, cache_policy)
 
     def atomic_rmw(self, rmwOp, ptr, val, mask, sem, scope):  # noqa: N803 - Triton's own parameter name
-        m, inside = lanes(ptr, mask)
+        judged = lanes(ptr, mask)
+        if judged is None:
+            return rmw(self, rmwOp, ptr, val, mask, sem, scope)
+        m, inside = judged
         if (m & ~inside).any():
             mask = handle_cls(m & inside, int1)
         return rmw(self, rmwOp, ptr, val, mask, sem, scope)
