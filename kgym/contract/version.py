@@ -261,7 +261,7 @@ from pathlib import Path
 # directory descriptor is now resolved in the descriptor's directory (/proc/self/fd), as the kernel resolves it;
 # and torch's join and flip device kernels count as copies on a GPU, as the CPU's provenance rule counts them.
 VERIFIER_VERSION = "kgym-verify-28"
-VERIFIER_SOURCE_FINGERPRINT = "00a3121289e10670"
+VERIFIER_SOURCE_FINGERPRINT = "ffcc4098a686cb70"
 
 VERIFY_PACKAGE = Path(__file__).resolve().parent.parent / "verify"
 

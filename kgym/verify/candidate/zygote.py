@@ -515,15 +515,8 @@ class _Server:
 
 
 def _other_children(known: dict[int, Any]) -> list[int]:
-    """This process's children (/proc/self/task/*/children) other than the candidates it forked."""
-    pids: list[int] = []
-    try:
-        for tid in os.listdir("/proc/self/task"):
-            with open(f"/proc/self/task/{tid}/children") as f:
-                pids += [int(p) for p in f.read().split()]
-    except (OSError, ValueError):
-        return []
-    return [p for p in pids if p not in known]
+    """This process's children (every thread's, from /proc) other than the candidates it forked."""
+    return [p for p in _children_of(os.getpid()) if p not in known]
 
 
 def _children_of(pid: int) -> list[int]:

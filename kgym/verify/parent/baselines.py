@@ -68,10 +68,8 @@ def stale(cached: Timing, fresh: Timing) -> bool:
     return fresh.median_ms * AGREE_FACTOR < cached.median_ms
 
 
-def usable(t: Timing) -> bool:
-    """May a baseline figure be cached and stand for later verdicts? `kgym.contract.usable_baseline`,
-    the one rule the reward and the records use too."""
-    return usable_baseline(t)
+# May a baseline figure be cached and stand for later verdicts: the one rule the reward and the records use too.
+usable = usable_baseline
 
 
 def check_runs(runs: int) -> int:

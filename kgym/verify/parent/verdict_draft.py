@@ -49,6 +49,16 @@ class VerdictDraft:
             self.notes.append(note)
         self.passed = False
 
+    def supersede(self, gate: Gate, reason: str) -> None:
+        """A hard gate found after the verdict was decided: it decides unless a hard gate already did
+        (a hard failure scores 0 whatever else failed first); the earlier gate's reason becomes a note."""
+        if self.gate is not None and self.gate.is_hard:
+            self.fail(gate, reason)
+            return
+        if self.gate is not None:
+            self.notes.append(f"{self.gate.value}: {self.reason[:500]}")
+        self.gate, self.reason, self.passed = Gate(gate), reason, False
+
     def add_stage(self, stage: str, seconds: float) -> None:
         """`seconds` more spent in `stage` (a stage timed in several pieces)."""
         self.stages_s[stage] = self.stages_s.get(stage, 0.0) + seconds

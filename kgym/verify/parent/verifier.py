@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from kgym.contract import HARD_GATES, CaseResult, Gate, Timing, Verdict
+from kgym.contract import CaseResult, Gate, Timing, Verdict
 from kgym.contract.verdict import unstable_baseline_note
 from kgym.verify import timing
 from kgym.verify.candidate.guard import ConstructionRecorder
@@ -183,11 +183,8 @@ class Verifier:
         what = (f"{found} process(es) the candidate's process started outside Triton's toolchain outlived its "
                 f"calls or its kill (ended before anything else was timed)")
         v.notes.append(what)
-        if self.device.type != "cpu" or (v.gate is not None and v.gate in HARD_GATES):
-            return
-        if v.gate is not None:
-            v.notes.append(f"{v.gate.value}: {v.reason[:500]}")
-        v.gate, v.reason, v.passed = Gate.ISOLATION, f"sandbox: {what}", False
+        if self.device.type == "cpu":
+            v.supersede(Gate.ISOLATION, f"sandbox: {what}")
 
     def _protocol(self, cfg: VerifyConfig, nominal: list[Any] | None = None) -> tuple[int, int, float]:
         """(timed runs, warm-up runs, memory limit in GB) of a verification under `cfg` on this device;
